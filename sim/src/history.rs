@@ -1,0 +1,72 @@
+//! A model's history: typed events, judged by the model's invariants the moment they happen.
+
+use std::cell::RefCell;
+use std::fmt::Display;
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+
+use crate::invariant::Invariant;
+use crate::model::Monitor;
+use crate::rt::digest::Fnv64;
+use crate::rt::{in_run, with_exec};
+use crate::Violation;
+
+/// The event log of one run. Cheap to clone: all clones share one log.
+pub struct History<E> {
+    invariants: Rc<RefCell<Vec<Box<dyn Invariant<E>>>>>,
+}
+
+impl<E> Clone for History<E> {
+    fn clone(&self) -> Self {
+        History {
+            invariants: self.invariants.clone(),
+        }
+    }
+}
+
+impl<E: Hash + Display + 'static> History<E> {
+    pub fn new(invariants: Vec<Box<dyn Invariant<E>>>) -> Self {
+        History {
+            invariants: Rc::new(RefCell::new(invariants)),
+        }
+    }
+
+    /// Records `event`; the first invariant it breaks ends the run with a violation.
+    pub fn emit(&self, event: E) {
+        if !in_run() || with_exec(|ex| ex.is_over()) {
+            return;
+        }
+        let mut hasher = Fnv64::default();
+        event.hash(&mut hasher);
+        with_exec(|ex| {
+            ex.digest_event(hasher.finish());
+            ex.trace_event(|| event.to_string());
+        });
+        let broken = self.invariants.borrow_mut().iter_mut().find_map(|inv| {
+            inv.observe(&event)
+                .err()
+                .map(|m| (inv.name().to_string(), m))
+        });
+        if let Some((name, message)) = broken {
+            with_exec(|ex| ex.violate(&name, message));
+        }
+    }
+
+    /// The monitor the engine consults at quiescence.
+    pub fn monitor(&self) -> Rc<dyn Monitor> {
+        Rc::new(self.clone())
+    }
+}
+
+impl<E> Monitor for History<E> {
+    fn at_quiescence(&self) -> Option<Violation> {
+        let step = with_exec(|ex| ex.steps);
+        self.invariants.borrow_mut().iter_mut().find_map(|inv| {
+            inv.at_quiescence().err().map(|message| Violation {
+                invariant: inv.name().to_string(),
+                message,
+                step,
+            })
+        })
+    }
+}

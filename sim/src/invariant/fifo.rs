@@ -1,0 +1,49 @@
+//! Per-key FIFO: for each key, the sequence numbers observed must increase.
+
+use std::collections::BTreeMap;
+use std::fmt::Display;
+
+use super::Invariant;
+
+type Extract<E, K> = Box<dyn Fn(&E) -> Vec<(K, u64, String)>>;
+
+/// Each event may advance several keys (key, sequence number, label for messages). A sequence
+/// number lower than one already seen on its key is a violation.
+pub struct FifoPerKey<E, K> {
+    name: String,
+    extract: Extract<E, K>,
+    last: BTreeMap<K, (u64, String)>,
+}
+
+impl<E, K: Ord + Display> FifoPerKey<E, K> {
+    pub fn new(
+        name: impl Into<String>,
+        extract: impl Fn(&E) -> Vec<(K, u64, String)> + 'static,
+    ) -> Self {
+        FifoPerKey {
+            name: name.into(),
+            extract: Box::new(extract),
+            last: BTreeMap::new(),
+        }
+    }
+}
+
+impl<E, K: Ord + Display> Invariant<E> for FifoPerKey<E, K> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn observe(&mut self, event: &E) -> Result<(), String> {
+        for (key, seq, label) in (self.extract)(event) {
+            if let Some((last, last_label)) = self.last.get(&key) {
+                if seq < *last {
+                    return Err(format!(
+                        "{label} came after {last_label} on {key}, but was sent before it"
+                    ));
+                }
+            }
+            self.last.insert(key, (seq, label));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,36 @@
+//! braid's engine: a deterministic, controlled executor on madsim. A model is ordinary async
+//! Rust whose tasks share state through the primitives in [`sync`]; every operation on them is
+//! a scheduling point, and a [`Strategy`](strategy::Strategy) — not madsim — picks which task
+//! runs at each one. Runs are judged by [`invariant`]s over the model's [`History`].
+
+pub mod explore;
+pub mod history;
+pub mod invariant;
+pub mod model;
+pub mod ops;
+pub mod replay_file;
+mod rt;
+pub mod run;
+pub mod scenario;
+pub mod schedule;
+pub mod strategy;
+pub mod sync;
+pub mod trace;
+
+use serde::{Deserialize, Serialize};
+
+pub use history::History;
+pub use model::{Grain, Model, Monitor};
+pub use ops::{choose, yield_point};
+pub use rt::task::spawn;
+pub use rt::TaskId;
+pub use run::{run_once, RunConfig, RunOutcome, RunResult, SIMULATED};
+pub use schedule::{Decision, Divergence};
+
+/// A broken invariant: which one, what happened, and at which step.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    pub invariant: String,
+    pub message: String,
+    pub step: usize,
+}

@@ -1,0 +1,43 @@
+//! What a model gives the engine: tasks to spawn and a monitor that judges its history.
+
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Violation;
+
+/// Which operations are scheduling points.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Grain {
+    /// The real code's awaits and lock acquisitions (the level at which races are described).
+    #[default]
+    Await,
+    /// Every atomic load, store and read-modify-write too.
+    Access,
+}
+
+impl Grain {
+    pub fn name(self) -> &'static str {
+        match self {
+            Grain::Await => "await",
+            Grain::Access => "access",
+        }
+    }
+}
+
+/// A model, built for one variant and one set of parameters. `start` runs inside each run: it
+/// creates the model's state and primitives, spawns its tasks, and returns its monitor.
+pub trait Model: Send + Sync {
+    fn start(&self) -> Rc<dyn Monitor>;
+
+    /// Which operations are scheduling points for this model's parameters.
+    fn grain(&self) -> Grain {
+        Grain::Await
+    }
+}
+
+/// Judges the end state of a run (invariants also judge events as they happen, in `History`).
+pub trait Monitor {
+    fn at_quiescence(&self) -> Option<Violation>;
+}

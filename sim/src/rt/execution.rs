@@ -1,0 +1,349 @@
+//! The state of one run: tasks, objects, the baton, and the decisions taken so far.
+
+use std::fmt::Write as _;
+use std::hash::Hasher;
+use std::task::Waker;
+
+use super::digest::Fnv64;
+use super::op::{Describe, ObjId, ObjState, Object, Op};
+use super::task::{Task, TaskId};
+use crate::model::Grain;
+use crate::strategy::{PickView, Strategy};
+use crate::trace::{Trace, TraceLine};
+use crate::{Divergence, Violation};
+
+/// How a run ended, as the executor sees it.
+#[derive(Clone, Debug)]
+pub(crate) enum End {
+    /// No enabled task; every unfinished task sits in an idle wait.
+    Quiescent,
+    /// An invariant, a deadlock, a panic or the step bound.
+    Violation(Violation),
+    /// A replayed schedule did not fit the model.
+    Divergence(Divergence),
+}
+
+/// A decision as recorded during the run (by task id; named at the end).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Recorded {
+    Task(TaskId),
+    Choice(usize),
+}
+
+pub(crate) struct Execution {
+    pub tasks: Vec<Task>,
+    pub objects: Vec<Object>,
+    /// The baton holder.
+    pub current: Option<TaskId>,
+    pub grain: Grain,
+    pub steps: usize,
+    pub preemptions: usize,
+    pub decisions: Vec<Recorded>,
+    pub trace: Option<Trace>,
+    pub end: Option<End>,
+    strategy: Box<dyn Strategy>,
+    max_steps: usize,
+    digest: Fnv64,
+    root_waker: Option<Waker>,
+    enabled: Vec<TaskId>,
+}
+
+impl Execution {
+    pub(crate) fn new(
+        strategy: Box<dyn Strategy>,
+        grain: Grain,
+        max_steps: usize,
+        trace: bool,
+    ) -> Self {
+        Execution {
+            tasks: Vec::new(),
+            objects: Vec::new(),
+            current: None,
+            grain,
+            steps: 0,
+            preemptions: 0,
+            decisions: Vec::new(),
+            trace: trace.then(Trace::default),
+            end: None,
+            strategy,
+            max_steps,
+            digest: Fnv64::default(),
+            root_waker: None,
+            enabled: Vec::new(),
+        }
+    }
+
+    pub(crate) fn into_strategy(self) -> Box<dyn Strategy> {
+        self.strategy
+    }
+
+    pub(crate) fn digest(&self) -> u64 {
+        self.digest.finish()
+    }
+
+    pub(crate) fn is_over(&self) -> bool {
+        self.end.is_some()
+    }
+
+    pub(crate) fn add_task(&mut self, name: String) -> TaskId {
+        // Names are the identity of a task in replay files: keep them unique.
+        let mut unique = name.clone();
+        let mut n = 2;
+        while self.tasks.iter().any(|t| t.name == unique) {
+            unique = format!("{name}#{n}");
+            n += 1;
+        }
+        self.tasks.push(Task {
+            name: unique,
+            pending: Some(Op::Start),
+            finished: false,
+            granted: false,
+            waker: None,
+            choice: 0,
+        });
+        TaskId(self.tasks.len() - 1)
+    }
+
+    pub(crate) fn add_object(&mut self, name: String, state: ObjState) -> ObjId {
+        self.objects.push(Object { name, state });
+        ObjId(self.objects.len() - 1)
+    }
+
+    pub(crate) fn state_mut(&mut self, obj: ObjId) -> &mut ObjState {
+        &mut self.objects[obj.0].state
+    }
+
+    pub(crate) fn current_name(&self) -> &str {
+        self.current
+            .map_or("root", |t| self.tasks[t.0].name.as_str())
+    }
+
+    /// Hashes a model event into the run's digest.
+    pub(crate) fn digest_event(&mut self, hash: u64) {
+        self.digest.write_u64(hash);
+    }
+
+    /// Attaches an effect ("acquired", "Full", "popped p1#1") to the last step, when tracing.
+    pub(crate) fn note_effect(&mut self, effect: impl FnOnce() -> String) {
+        if let Some(trace) = &mut self.trace {
+            if let Some(TraceLine::Step { effect: slot, .. }) = trace.lines.last_mut() {
+                *slot = Some(effect());
+            }
+        }
+    }
+
+    pub(crate) fn trace_event(&mut self, text: impl FnOnce() -> String) {
+        if self.trace.is_none() {
+            return;
+        }
+        let task = self.current_name().to_string();
+        let step = self.steps;
+        if let Some(trace) = &mut self.trace {
+            trace.lines.push(TraceLine::Event {
+                step,
+                task,
+                text: text(),
+            });
+        }
+    }
+
+    pub(crate) fn set_root_waker(&mut self, waker: Waker) {
+        self.root_waker = Some(waker);
+    }
+
+    /// Ends the run. Parked tasks stay parked; the root future completes.
+    pub(crate) fn finish(&mut self, end: End) {
+        if self.end.is_some() {
+            return;
+        }
+        if let Some(trace) = &mut self.trace {
+            let text = match &end {
+                End::Quiescent => "quiescent: no task can run and none is stuck".to_string(),
+                End::Violation(v) => format!("violation {}: {}", v.invariant, v.message),
+                End::Divergence(d) => d.to_string(),
+            };
+            trace.lines.push(TraceLine::End {
+                step: self.steps,
+                text,
+            });
+        }
+        self.end = Some(end);
+        self.current = None;
+        if let Some(w) = self.root_waker.take() {
+            w.wake();
+        }
+    }
+
+    pub(crate) fn violate(&mut self, invariant: &str, message: String) {
+        let step = self.steps;
+        self.finish(End::Violation(Violation {
+            invariant: invariant.to_string(),
+            message,
+            step,
+        }));
+    }
+
+    /// The running task parks on `op`; the strategy picks who runs next.
+    pub(crate) fn park_current(&mut self, op: Op) -> TaskId {
+        let me = self
+            .current
+            .expect("scheduling point reached outside a model task (spawn one with sim::spawn)");
+        self.tasks[me.0].pending = Some(op);
+        self.decide();
+        me
+    }
+
+    pub(crate) fn task_finished(&mut self, id: TaskId) {
+        self.tasks[id.0].finished = true;
+        self.tasks[id.0].pending = None;
+        self.decide();
+    }
+
+    pub(crate) fn task_panicked(&mut self, id: TaskId, message: String) {
+        self.tasks[id.0].finished = true;
+        let name = self.tasks[id.0].name.clone();
+        self.violate("panic", format!("task {name} panicked: {message}"));
+    }
+
+    fn enabled(&self, task: &Task) -> bool {
+        match task.pending {
+            Some(op) if !task.finished => {
+                op.object().is_none_or(|obj| self.objects[obj.0].allows(op))
+            }
+            _ => false,
+        }
+    }
+
+    /// Grants the baton to the task the strategy picks, or ends the run when nobody can run.
+    pub(crate) fn decide(&mut self) {
+        if self.end.is_some() {
+            return;
+        }
+        let prev = self.current.take();
+        let mut enabled = std::mem::take(&mut self.enabled);
+        enabled.clear();
+        enabled.extend(
+            (0..self.tasks.len())
+                .filter(|&i| self.enabled(&self.tasks[i]))
+                .map(TaskId),
+        );
+        if enabled.is_empty() {
+            self.enabled = enabled;
+            self.end_blocked();
+            return;
+        }
+        if self.steps >= self.max_steps {
+            self.enabled = enabled;
+            let bound = self.max_steps;
+            self.violate(
+                "step-bound",
+                format!("run exceeded {bound} steps (a livelock suspect)"),
+            );
+            return;
+        }
+        let tasks = &self.tasks;
+        let names = |t: TaskId| tasks[t.0].name.as_str();
+        let view = PickView {
+            step: self.steps,
+            enabled: &enabled,
+            current: prev,
+            names: &names,
+        };
+        let picked = self.strategy.pick_task(&view);
+        let pick = match picked {
+            Ok(t) if enabled.contains(&t) => t,
+            Ok(t) => panic!("strategy picked task {t:?}, which is not enabled"),
+            Err(d) => {
+                self.enabled = enabled;
+                self.finish(End::Divergence(d));
+                return;
+            }
+        };
+        let preempted = prev.is_some_and(|p| p != pick && enabled.contains(&p));
+        self.enabled = enabled;
+        let op = self.tasks[pick.0]
+            .pending
+            .take()
+            .expect("an enabled task is parked");
+        if preempted {
+            self.preemptions += 1;
+        }
+        self.decisions.push(Recorded::Task(pick));
+        self.digest.write_usize(pick.0);
+        self.digest.write_u64(op.code());
+        self.digest
+            .write_usize(op.object().map_or(usize::MAX, |o| o.0));
+        if let Some(trace) = &mut self.trace {
+            trace.lines.push(TraceLine::Step {
+                step: self.steps,
+                task: self.tasks[pick.0].name.clone(),
+                op: Describe {
+                    op,
+                    objects: &self.objects,
+                }
+                .to_string(),
+                effect: None,
+                preempted,
+            });
+        }
+        if let Op::Choose(n) = op {
+            match self.strategy.pick_value(self.steps, n) {
+                Ok(v) => {
+                    self.tasks[pick.0].choice = v;
+                    self.decisions.push(Recorded::Choice(v));
+                    self.digest.write_usize(v);
+                    self.note_effect(|| format!("{v}"));
+                }
+                Err(d) => {
+                    self.finish(End::Divergence(d));
+                    return;
+                }
+            }
+        }
+        self.steps += 1;
+        self.current = Some(pick);
+        let task = &mut self.tasks[pick.0];
+        task.granted = true;
+        if Some(pick) != prev {
+            if let Some(w) = task.waker.take() {
+                w.wake();
+            }
+        }
+    }
+
+    /// Nobody can run: quiescence if every unfinished task is idle, else a deadlock.
+    fn end_blocked(&mut self) {
+        let mut stuck = String::new();
+        let mut idle = String::new();
+        for t in self.tasks.iter().filter(|t| !t.finished) {
+            let op = t
+                .pending
+                .expect("an unfinished task that is not running is parked");
+            let line = if op.is_idle_wait() {
+                &mut idle
+            } else {
+                &mut stuck
+            };
+            if !line.is_empty() {
+                line.push_str("; ");
+            }
+            let _ = write!(
+                line,
+                "{} waits on {}",
+                t.name,
+                Describe {
+                    op,
+                    objects: &self.objects
+                }
+            );
+        }
+        if stuck.is_empty() {
+            self.finish(End::Quiescent);
+        } else {
+            if !idle.is_empty() {
+                let _ = write!(stuck, " (idle: {idle})");
+            }
+            self.violate("deadlock", format!("no task can run: {stuck}"));
+        }
+    }
+}

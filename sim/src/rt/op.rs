@@ -1,0 +1,165 @@
+//! What a task parked at a scheduling point is waiting to do, and whether it can do it now.
+
+use std::fmt;
+
+/// An engine object (lock, channel, notify, atomic) within one run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjId(pub(crate) usize);
+
+/// The operation a task performs when it is next granted the baton.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Op {
+    Start,
+    Yield(&'static str),
+    Choose(usize),
+    Lock(ObjId),
+    ReadLock(ObjId),
+    WriteLock(ObjId),
+    Send(ObjId),
+    TrySend(ObjId),
+    Recv { ch: ObjId, idle: bool },
+    TryRecv(ObjId),
+    Notify(ObjId),
+    Notified { n: ObjId, idle: bool },
+    Atomic(ObjId, AtomicOp),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum AtomicOp {
+    Load,
+    Store,
+    CompareExchange,
+    FetchAdd,
+    FetchSub,
+}
+
+impl Op {
+    /// The object the operation touches, if any (the base of the dependency relation).
+    pub(crate) fn object(self) -> Option<ObjId> {
+        match self {
+            Op::Start | Op::Yield(_) | Op::Choose(_) => None,
+            Op::Lock(o)
+            | Op::ReadLock(o)
+            | Op::WriteLock(o)
+            | Op::Send(o)
+            | Op::TrySend(o)
+            | Op::TryRecv(o)
+            | Op::Notify(o)
+            | Op::Atomic(o, _) => Some(o),
+            Op::Recv { ch, .. } => Some(ch),
+            Op::Notified { n, .. } => Some(n),
+        }
+    }
+
+    /// A wait that a server may sit in forever without being stuck (it has no work to do).
+    pub(crate) fn is_idle_wait(self) -> bool {
+        matches!(
+            self,
+            Op::Recv { idle: true, .. } | Op::Notified { idle: true, .. }
+        )
+    }
+
+    pub(crate) fn code(self) -> u64 {
+        match self {
+            Op::Start => 1,
+            Op::Yield(_) => 2,
+            Op::Choose(_) => 3,
+            Op::Lock(_) => 4,
+            Op::ReadLock(_) => 5,
+            Op::WriteLock(_) => 6,
+            Op::Send(_) => 7,
+            Op::TrySend(_) => 8,
+            Op::Recv { .. } => 9,
+            Op::TryRecv(_) => 10,
+            Op::Notify(_) => 11,
+            Op::Notified { .. } => 12,
+            Op::Atomic(_, a) => 13 + a as u64,
+        }
+    }
+}
+
+/// The state of an engine object that decides whether a parked operation is enabled.
+#[derive(Debug)]
+pub(crate) enum ObjState {
+    Mutex {
+        owner: Option<usize>,
+    },
+    RwLock {
+        readers: usize,
+        writer: Option<usize>,
+    },
+    Channel {
+        len: usize,
+        cap: usize,
+    },
+    Notify {
+        permit: bool,
+    },
+    Atomic,
+}
+
+pub(crate) struct Object {
+    pub name: String,
+    pub state: ObjState,
+}
+
+impl Object {
+    pub(crate) fn allows(&self, op: Op) -> bool {
+        match (op, &self.state) {
+            (Op::Lock(_), ObjState::Mutex { owner }) => owner.is_none(),
+            (Op::ReadLock(_), ObjState::RwLock { writer, .. }) => writer.is_none(),
+            (Op::WriteLock(_), ObjState::RwLock { readers, writer }) => {
+                *readers == 0 && writer.is_none()
+            }
+            (Op::Send(_), ObjState::Channel { len, cap }) => len < cap,
+            (Op::Recv { .. }, ObjState::Channel { len, .. }) => *len > 0,
+            (Op::Notified { .. }, ObjState::Notify { permit }) => *permit,
+            _ => true,
+        }
+    }
+}
+
+/// Renders an operation with its object's name, for traces and deadlock reports.
+pub(crate) struct Describe<'a> {
+    pub op: Op,
+    pub objects: &'a [Object],
+}
+
+impl fmt::Display for Describe<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = |o: ObjId| self.objects[o.0].name.as_str();
+        match self.op {
+            Op::Start => write!(f, "start"),
+            Op::Yield(label) => write!(f, "await {label}"),
+            Op::Choose(n) => write!(f, "choose(0..{n})"),
+            Op::Lock(o) => write!(f, "lock {}", name(o)),
+            Op::ReadLock(o) => write!(f, "read-lock {}", name(o)),
+            Op::WriteLock(o) => write!(f, "write-lock {}", name(o)),
+            Op::Send(o) => write!(f, "send {}", name(o)),
+            Op::TrySend(o) => write!(f, "try_send {}", name(o)),
+            Op::Recv { ch, idle } => {
+                write!(f, "recv {}{}", name(ch), if idle { " (idle)" } else { "" })
+            }
+            Op::TryRecv(o) => write!(f, "try_recv {}", name(o)),
+            Op::Notify(o) => write!(f, "notify {}", name(o)),
+            Op::Notified { n, idle } => {
+                write!(
+                    f,
+                    "notified {}{}",
+                    name(n),
+                    if idle { " (idle)" } else { "" }
+                )
+            }
+            Op::Atomic(o, a) => {
+                let verb = match a {
+                    AtomicOp::Load => "load",
+                    AtomicOp::Store => "store",
+                    AtomicOp::CompareExchange => "compare_exchange",
+                    AtomicOp::FetchAdd => "fetch_add",
+                    AtomicOp::FetchSub => "fetch_sub",
+                };
+                write!(f, "{verb} {}", name(o))
+            }
+        }
+    }
+}

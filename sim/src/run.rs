@@ -1,0 +1,167 @@
+//! Runs one schedule: a fresh madsim runtime, the model's tasks, the baton, and the verdict.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use crate::model::Model;
+use crate::rt::execution::{End, Execution, Recorded};
+use crate::rt::{self, with_exec};
+use crate::schedule::{Decision, Divergence};
+use crate::strategy::Strategy;
+use crate::trace::{Trace, TraceLine};
+use crate::Violation;
+
+/// Whether this build runs on madsim's simulated runtime (`--cfg madsim`). Without it the engine
+/// cannot control scheduling and refuses to run.
+pub const SIMULATED: bool = cfg!(madsim);
+
+/// Per-run settings.
+#[derive(Clone, Copy, Debug)]
+pub struct RunConfig {
+    /// A run longer than this many steps ends as a `step-bound` violation (livelock suspect).
+    pub max_steps: usize,
+    /// Record a full trace (replay and rendering); exploration only keeps the digest.
+    pub trace: bool,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            max_steps: 10_000,
+            trace: false,
+        }
+    }
+}
+
+/// How one run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunOutcome {
+    Holds,
+    Violation(Violation),
+    Diverged(Divergence),
+}
+
+/// The result of one run.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub outcome: RunOutcome,
+    pub decisions: Vec<Decision>,
+    pub steps: usize,
+    pub preemptions: usize,
+    /// A digest of every step (task, operation, object, choice) and every model event.
+    pub digest: u64,
+    pub trace: Option<Trace>,
+}
+
+impl RunResult {
+    pub fn violation(&self) -> Option<&Violation> {
+        match &self.outcome {
+            RunOutcome::Violation(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// Runs `model` once under `strategy` as run number `run`, and hands the strategy back.
+pub fn run_once(
+    model: &dyn Model,
+    mut strategy: Box<dyn Strategy>,
+    run: u64,
+    config: &RunConfig,
+) -> (RunResult, Box<dyn Strategy>) {
+    assert!(
+        SIMULATED,
+        "braid was built without --cfg madsim (an exported RUSTFLAGS replaces .cargo/config.toml)"
+    );
+    rt::task::install_panic_hook();
+    strategy.begin_run(run);
+    let exec = Rc::new(RefCell::new(Execution::new(
+        strategy,
+        model.grain(),
+        config.max_steps,
+        config.trace,
+    )));
+    let guard = rt::enter(exec.clone());
+    simulate(model, run);
+    drop(guard);
+    let exec = Rc::try_unwrap(exec)
+        .unwrap_or_else(|_| panic!("a model task outlived its run"))
+        .into_inner();
+    let outcome = match &exec.end {
+        Some(End::Quiescent) => RunOutcome::Holds,
+        Some(End::Violation(v)) => RunOutcome::Violation(v.clone()),
+        Some(End::Divergence(d)) => RunOutcome::Diverged(d.clone()),
+        None => unreachable!("the root future returns only once the run has ended"),
+    };
+    let decisions = exec
+        .decisions
+        .iter()
+        .map(|d| match *d {
+            Recorded::Task(t) => Decision::Task(exec.tasks[t.0].name.clone()),
+            Recorded::Choice(v) => Decision::Choice { choose: v },
+        })
+        .collect();
+    let result = RunResult {
+        outcome,
+        decisions,
+        steps: exec.steps,
+        preemptions: exec.preemptions,
+        digest: exec.digest(),
+        trace: exec.trace.clone(),
+    };
+    let mut strategy = exec.into_strategy();
+    strategy.end_run(result.steps);
+    (result, strategy)
+}
+
+#[cfg(madsim)]
+fn simulate(model: &dyn Model, run: u64) {
+    // madsim's own seed does not matter: only the baton holder is ever runnable.
+    let runtime = madsim::runtime::Runtime::with_seed_and_config(run, madsim::Config::default());
+    runtime.block_on(async {
+        let monitor = model.start();
+        with_exec(|ex| ex.decide());
+        RunEnd.await;
+        let quiescent = with_exec(|ex| matches!(ex.end, Some(End::Quiescent)));
+        if quiescent {
+            if let Some(v) = monitor.at_quiescence() {
+                with_exec(|ex| {
+                    if let Some(trace) = &mut ex.trace {
+                        if let Some(TraceLine::End { text, .. }) = trace.lines.last_mut() {
+                            *text = format!("quiescent; violation {}: {}", v.invariant, v.message);
+                        }
+                    }
+                    ex.end = Some(End::Violation(v));
+                });
+            }
+        }
+    });
+    // Dropping the runtime drops the parked tasks while the execution is still installed.
+    drop(runtime);
+}
+
+#[cfg(not(madsim))]
+fn simulate(_model: &dyn Model, _run: u64) {
+    unreachable!("guarded by SIMULATED")
+}
+
+/// Ready once the run has ended.
+struct RunEnd;
+
+impl Future for RunEnd {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        with_exec(|ex| {
+            if ex.is_over() {
+                Poll::Ready(())
+            } else {
+                ex.set_root_waker(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+    }
+}

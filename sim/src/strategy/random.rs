@@ -1,0 +1,36 @@
+//! Uniformly random scheduling: at every step any enabled task, with equal probability.
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::{run_rng, PickView, Strategy};
+use crate::rt::TaskId;
+use crate::schedule::Divergence;
+
+pub struct Random {
+    seed: u64,
+    rng: ChaCha8Rng,
+}
+
+impl Random {
+    pub fn new(seed: u64) -> Self {
+        Random {
+            seed,
+            rng: run_rng(seed, 0),
+        }
+    }
+}
+
+impl Strategy for Random {
+    fn begin_run(&mut self, run: u64) {
+        self.rng = run_rng(self.seed, run);
+    }
+
+    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Divergence> {
+        Ok(view.enabled[self.rng.gen_range(0..view.enabled.len())])
+    }
+
+    fn pick_value(&mut self, _step: usize, n: usize) -> Result<usize, Divergence> {
+        Ok(self.rng.gen_range(0..n))
+    }
+}

@@ -1,0 +1,97 @@
+//! Follows a recorded decision list. In strict mode a recorded task that is not enabled (or a
+//! recorded value out of range) is a divergence naming the step; in guided mode — the shrinker's
+//! — a decision that no longer applies is replaced by "keep running the current task".
+
+use super::{PickView, Strategy};
+use crate::rt::TaskId;
+use crate::schedule::{Decision, Divergence};
+
+pub struct Replay {
+    decisions: Vec<Decision>,
+    next: usize,
+    guided: bool,
+}
+
+impl Replay {
+    /// Follows `decisions` exactly; anything else is a divergence.
+    pub fn strict(decisions: Vec<Decision>) -> Self {
+        Replay {
+            decisions,
+            next: 0,
+            guided: false,
+        }
+    }
+
+    /// Follows `decisions` where they still apply, and otherwise does not preempt.
+    pub fn guided(decisions: Vec<Decision>) -> Self {
+        Replay {
+            decisions,
+            next: 0,
+            guided: true,
+        }
+    }
+
+    fn enabled_names(view: &PickView<'_>) -> String {
+        let names: Vec<&str> = view.enabled.iter().map(|t| view.name(*t)).collect();
+        format!("[{}]", names.join(", "))
+    }
+
+    fn no_preemption(view: &PickView<'_>) -> TaskId {
+        match view.current {
+            Some(cur) if view.enabled.contains(&cur) => cur,
+            _ => view.enabled[0],
+        }
+    }
+}
+
+impl Strategy for Replay {
+    fn begin_run(&mut self, _run: u64) {
+        self.next = 0;
+    }
+
+    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Divergence> {
+        let recorded = self.decisions.get(self.next);
+        self.next += 1;
+        let found = match recorded {
+            Some(Decision::Task(name)) => view.enabled.iter().find(|t| view.name(**t) == name),
+            _ => None,
+        };
+        match (found, self.guided) {
+            (Some(task), _) => Ok(*task),
+            (None, true) => {
+                // A removed or stale decision: skip it and keep running the current task.
+                if matches!(recorded, Some(Decision::Choice { .. })) {
+                    return self.pick_task(view);
+                }
+                Ok(Self::no_preemption(view))
+            }
+            (None, false) => Err(Divergence {
+                step: view.step,
+                expected: match recorded {
+                    Some(d) => format!("task {d}"),
+                    None => "end of schedule".to_string(),
+                },
+                found: format!("enabled {}", Self::enabled_names(view)),
+            }),
+        }
+    }
+
+    fn pick_value(&mut self, step: usize, n: usize) -> Result<usize, Divergence> {
+        let recorded = self.decisions.get(self.next).cloned();
+        match recorded {
+            Some(Decision::Choice { choose }) if choose < n => {
+                self.next += 1;
+                Ok(choose)
+            }
+            _ if self.guided => Ok(0),
+            other => Err(Divergence {
+                step,
+                expected: match other {
+                    Some(d) => d.to_string(),
+                    None => "end of schedule".to_string(),
+                },
+                found: format!("choose(0..{n})"),
+            }),
+        }
+    }
+}

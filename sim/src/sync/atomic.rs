@@ -1,0 +1,89 @@
+//! Atomics. At `access` grain every load, store and read-modify-write is a scheduling point, so
+//! races between two adjacent loads can be found; at `await` grain they are plain accesses.
+
+use std::cell::Cell;
+use std::fmt::Debug;
+
+use crate::model::Grain;
+use crate::rt::op::{AtomicOp, ObjState, Op};
+use crate::rt::task::point;
+use crate::rt::{with_exec, ObjId};
+
+pub struct Atomic<T> {
+    id: ObjId,
+    value: Cell<T>,
+}
+
+impl<T: Copy + PartialEq + Debug + 'static> Atomic<T> {
+    pub fn new(name: impl Into<String>, value: T) -> Self {
+        let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Atomic));
+        Atomic {
+            id,
+            value: Cell::new(value),
+        }
+    }
+
+    async fn access(&self, op: AtomicOp) -> bool {
+        let point_here = with_exec(|ex| ex.grain == Grain::Access);
+        if point_here {
+            point(Op::Atomic(self.id, op)).await;
+        }
+        point_here
+    }
+
+    fn note(&self, traced: bool, effect: impl FnOnce() -> String) {
+        if traced {
+            with_exec(|ex| ex.note_effect(effect));
+        }
+    }
+
+    pub async fn load(&self) -> T {
+        let traced = self.access(AtomicOp::Load).await;
+        let v = self.value.get();
+        self.note(traced, || format!("{v:?}"));
+        v
+    }
+
+    pub async fn store(&self, value: T) {
+        let traced = self.access(AtomicOp::Store).await;
+        self.value.set(value);
+        self.note(traced, || format!("{value:?}"));
+    }
+
+    /// Sets `new` if the value is `current`; returns the previous value either way.
+    pub async fn compare_exchange(&self, current: T, new: T) -> Result<T, T> {
+        let traced = self.access(AtomicOp::CompareExchange).await;
+        let prev = self.value.get();
+        let result = if prev == current {
+            self.value.set(new);
+            Ok(prev)
+        } else {
+            Err(prev)
+        };
+        self.note(traced, || format!("{result:?}"));
+        result
+    }
+
+    /// Reads the value without scheduling: for ghost state and invariants only.
+    pub fn peek(&self) -> T {
+        self.value.get()
+    }
+}
+
+impl Atomic<usize> {
+    pub async fn fetch_add(&self, n: usize) -> usize {
+        let traced = self.access(AtomicOp::FetchAdd).await;
+        let prev = self.value.get();
+        self.value.set(prev + n);
+        self.note(traced, || format!("{prev} -> {}", prev + n));
+        prev
+    }
+
+    pub async fn fetch_sub(&self, n: usize) -> usize {
+        let traced = self.access(AtomicOp::FetchSub).await;
+        let prev = self.value.get();
+        self.value.set(prev - n);
+        self.note(traced, || format!("{prev} -> {}", prev - n));
+        prev
+    }
+}

@@ -1,0 +1,148 @@
+//! A bounded multi-producer, single-consumer channel. `send`, `try_send`, `recv` and `try_recv`
+//! are scheduling points; `send` blocks while full, `recv` while empty. `len`/`is_empty` are
+//! plain reads, like tokio's.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::fmt;
+use std::rc::Rc;
+
+use crate::rt::op::{ObjState, Op};
+use crate::rt::task::point;
+use crate::rt::{with_exec, ObjId};
+
+struct Chan<T> {
+    id: ObjId,
+    cap: usize,
+    queue: RefCell<VecDeque<T>>,
+}
+
+impl<T> Chan<T> {
+    fn sync_len(&self) {
+        let len = self.queue.borrow().len();
+        let cap = self.cap;
+        with_exec(|ex| *ex.state_mut(self.id) = ObjState::Channel { len, cap });
+    }
+}
+
+/// Creates a channel holding at most `capacity` messages.
+pub fn channel<T>(name: impl Into<String>, capacity: usize) -> (Sender<T>, Receiver<T>) {
+    assert!(capacity > 0, "a bounded channel needs room for one message");
+    let state = ObjState::Channel {
+        len: 0,
+        cap: capacity,
+    };
+    let id = with_exec(|ex| ex.add_object(name.into(), state));
+    let chan = Rc::new(Chan {
+        id,
+        cap: capacity,
+        queue: RefCell::new(VecDeque::with_capacity(capacity)),
+    });
+    (Sender { chan: chan.clone() }, Receiver { chan })
+}
+
+pub struct Sender<T> {
+    chan: Rc<Chan<T>>,
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        Sender {
+            chan: self.chan.clone(),
+        }
+    }
+}
+
+/// `try_send` found the channel full; the message comes back.
+pub enum TrySendError<T> {
+    Full(T),
+}
+
+impl<T> fmt::Debug for TrySendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Full(..)")
+    }
+}
+
+impl<T> Sender<T> {
+    /// Waits for room, then enqueues.
+    pub async fn send(&self, value: T) {
+        point(Op::Send(self.chan.id)).await;
+        self.chan.queue.borrow_mut().push_back(value);
+        self.chan.sync_len();
+    }
+
+    /// Enqueues if there is room, else hands the message back.
+    pub async fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
+        point(Op::TrySend(self.chan.id)).await;
+        if self.chan.queue.borrow().len() >= self.chan.cap {
+            with_exec(|ex| ex.note_effect(|| "full".to_string()));
+            return Err(TrySendError::Full(value));
+        }
+        self.chan.queue.borrow_mut().push_back(value);
+        self.chan.sync_len();
+        with_exec(|ex| ex.note_effect(|| "sent".to_string()));
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.chan.queue.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+pub struct Receiver<T> {
+    chan: Rc<Chan<T>>,
+}
+
+impl<T> Receiver<T> {
+    /// Waits for a message. A task blocked here with work to do is stuck.
+    pub async fn recv(&self) -> T {
+        self.recv_op(false).await
+    }
+
+    /// Waits for a message where waiting forever is fine (a server with nothing to do): a run
+    /// that ends with the task here is quiescent, not deadlocked.
+    pub async fn recv_idle(&self) -> T {
+        self.recv_op(true).await
+    }
+
+    async fn recv_op(&self, idle: bool) -> T {
+        point(Op::Recv {
+            ch: self.chan.id,
+            idle,
+        })
+        .await;
+        let value = self
+            .chan
+            .queue
+            .borrow_mut()
+            .pop_front()
+            .expect("recv is enabled only when the channel holds a message");
+        self.chan.sync_len();
+        value
+    }
+
+    /// Takes a message if one is there.
+    pub async fn try_recv(&self) -> Option<T> {
+        point(Op::TryRecv(self.chan.id)).await;
+        let value = self.chan.queue.borrow_mut().pop_front();
+        if value.is_some() {
+            self.chan.sync_len();
+        } else {
+            with_exec(|ex| ex.note_effect(|| "empty".to_string()));
+        }
+        value
+    }
+
+    pub fn len(&self) -> usize {
+        self.chan.queue.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

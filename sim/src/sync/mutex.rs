@@ -1,0 +1,67 @@
+//! A mutex. `lock` is a scheduling point; a task waiting for a held mutex is blocked. Dropping
+//! the guard releases it without a scheduling point: the holder's next operation is one, and
+//! nothing the holder does in between is visible to other tasks.
+
+use std::cell::{RefCell, RefMut};
+use std::ops::{Deref, DerefMut};
+
+use crate::rt::op::{ObjState, Op};
+use crate::rt::task::point;
+use crate::rt::{try_with_exec, with_exec, ObjId};
+
+pub struct Mutex<T> {
+    id: ObjId,
+    data: RefCell<T>,
+}
+
+impl<T> Mutex<T> {
+    pub fn new(name: impl Into<String>, value: T) -> Self {
+        let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Mutex { owner: None }));
+        Mutex {
+            id,
+            data: RefCell::new(value),
+        }
+    }
+
+    pub async fn lock(&self) -> MutexGuard<'_, T> {
+        point(Op::Lock(self.id)).await;
+        with_exec(|ex| {
+            let owner = ex.current.map(|t| t.0);
+            *ex.state_mut(self.id) = ObjState::Mutex { owner };
+        });
+        MutexGuard {
+            id: self.id,
+            data: self.data.borrow_mut(),
+        }
+    }
+
+    /// Reads the value without locking or scheduling: for ghost state and invariants only.
+    pub fn peek<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.data.borrow())
+    }
+}
+
+pub struct MutexGuard<'a, T> {
+    id: ObjId,
+    data: RefMut<'a, T>,
+}
+
+impl<T> Deref for MutexGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.data
+    }
+}
+
+impl<T> DerefMut for MutexGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.data
+    }
+}
+
+impl<T> Drop for MutexGuard<'_, T> {
+    fn drop(&mut self) {
+        let id = self.id;
+        try_with_exec(|ex| *ex.state_mut(id) = ObjState::Mutex { owner: None });
+    }
+}

@@ -1,0 +1,107 @@
+//! A readers-writer lock: `read` and `write` are scheduling points; a writer waits for readers
+//! to leave, readers wait for a writer. Guards release without a scheduling point (see Mutex).
+
+use std::cell::{Ref, RefCell, RefMut};
+use std::ops::{Deref, DerefMut};
+
+use crate::rt::op::{ObjState, Op};
+use crate::rt::task::point;
+use crate::rt::{try_with_exec, with_exec, ObjId};
+
+pub struct RwLock<T> {
+    id: ObjId,
+    data: RefCell<T>,
+}
+
+impl<T> RwLock<T> {
+    pub fn new(name: impl Into<String>, value: T) -> Self {
+        let state = ObjState::RwLock {
+            readers: 0,
+            writer: None,
+        };
+        let id = with_exec(|ex| ex.add_object(name.into(), state));
+        RwLock {
+            id,
+            data: RefCell::new(value),
+        }
+    }
+
+    pub async fn read(&self) -> RwLockReadGuard<'_, T> {
+        point(Op::ReadLock(self.id)).await;
+        with_exec(|ex| {
+            if let ObjState::RwLock { readers, .. } = ex.state_mut(self.id) {
+                *readers += 1;
+            }
+        });
+        RwLockReadGuard {
+            id: self.id,
+            data: self.data.borrow(),
+        }
+    }
+
+    pub async fn write(&self) -> RwLockWriteGuard<'_, T> {
+        point(Op::WriteLock(self.id)).await;
+        with_exec(|ex| {
+            let me = ex.current.map(|t| t.0);
+            if let ObjState::RwLock { writer, .. } = ex.state_mut(self.id) {
+                *writer = me;
+            }
+        });
+        RwLockWriteGuard {
+            id: self.id,
+            data: self.data.borrow_mut(),
+        }
+    }
+}
+
+pub struct RwLockReadGuard<'a, T> {
+    id: ObjId,
+    data: Ref<'a, T>,
+}
+
+impl<T> Deref for RwLockReadGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.data
+    }
+}
+
+impl<T> Drop for RwLockReadGuard<'_, T> {
+    fn drop(&mut self) {
+        let id = self.id;
+        try_with_exec(|ex| {
+            if let ObjState::RwLock { readers, .. } = ex.state_mut(id) {
+                *readers -= 1;
+            }
+        });
+    }
+}
+
+pub struct RwLockWriteGuard<'a, T> {
+    id: ObjId,
+    data: RefMut<'a, T>,
+}
+
+impl<T> Deref for RwLockWriteGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.data
+    }
+}
+
+impl<T> DerefMut for RwLockWriteGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.data
+    }
+}
+
+impl<T> Drop for RwLockWriteGuard<'_, T> {
+    fn drop(&mut self) {
+        let id = self.id;
+        try_with_exec(|ex| {
+            if let ObjState::RwLock { writer, .. } = ex.state_mut(id) {
+                *writer = None;
+            }
+        });
+    }
+}
