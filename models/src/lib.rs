@@ -1,1 +1,4 @@
+//! braid's models, written in the shape of the code they stand for, and a registry by name.
 
+pub mod broker;
+pub mod registry;

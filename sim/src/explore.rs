@@ -1,1 +1,303 @@
+//! Exploration: many runs of one model under one strategy, within a budget of runs and/or
+//! time, collecting the first failing run of each invariant. Built like stateright's checker:
+//! `Explorer::new(&model).strategy(..).seed(1).runs(20_000).run()`.
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+
+use crate::model::Model;
+use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
+use crate::strategy::{Random, Replay, StrategyKind};
+
+/// Progress, reported every few hundred runs and at each new violation.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub runs: u64,
+    pub budget_runs: Option<u64>,
+    pub violations: usize,
+    pub elapsed: Duration,
+}
+
+/// The first run that broke one invariant, and how often it broke.
+#[derive(Clone, Debug)]
+pub struct Found {
+    pub invariant: String,
+    pub message: String,
+    /// Index of the first failing run (reproducible alone from seed + strategy + index).
+    pub first_run: u64,
+    pub count: u64,
+    /// Wall time from the start of the exploration to the first failing run.
+    pub time_to_first: Duration,
+    pub run: RunResult,
+}
+
+#[derive(Clone, Debug)]
+pub struct Summary {
+    pub strategy: StrategyKind,
+    pub seed: u64,
+    /// The run length PCT placed its change points within (calibrated).
+    pub pct_steps: Option<usize>,
+    pub runs: u64,
+    pub distinct_schedules: usize,
+    pub elapsed: Duration,
+    pub max_steps_seen: usize,
+    pub max_tasks_seen: usize,
+    /// Runs re-executed to check determinism.
+    pub determinism_checked: u64,
+    /// Violations by invariant, in order of first appearance.
+    pub violations: Vec<Found>,
+}
+
+impl Summary {
+    pub fn runs_per_sec(&self) -> f64 {
+        let secs = self.elapsed.as_secs_f64();
+        if secs > 0.0 {
+            self.runs as f64 / secs
+        } else {
+            0.0
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum ExploreError {
+    #[error("nondeterminism: run {run} gave digest {first:016x}, then {second:016x} ({how})")]
+    Nondeterministic {
+        run: u64,
+        first: u64,
+        second: u64,
+        how: &'static str,
+    },
+    #[error("a run diverged while exploring (strategy bug): {0}")]
+    Diverged(crate::Divergence),
+}
+
+pub struct Explorer<'m> {
+    model: &'m dyn Model,
+    strategy: StrategyKind,
+    seed: u64,
+    runs: Option<u64>,
+    time: Option<Duration>,
+    first_run: u64,
+    max_steps: usize,
+    check_determinism: bool,
+    stop_on_first: bool,
+    progress: Option<Box<dyn FnMut(&Progress) + 'm>>,
+}
+
+/// Runs sampled for a determinism check: the first few, and each first failure.
+const DETERMINISM_SAMPLE: u64 = 32;
+/// Calibration runs that estimate a run's length for PCT.
+const CALIBRATION_RUNS: u64 = 16;
+
+impl<'m> Explorer<'m> {
+    pub fn new(model: &'m dyn Model) -> Self {
+        Explorer {
+            model,
+            strategy: StrategyKind::Random,
+            seed: 1,
+            runs: None,
+            time: None,
+            first_run: 0,
+            max_steps: RunConfig::default().max_steps,
+            check_determinism: false,
+            stop_on_first: false,
+            progress: None,
+        }
+    }
+
+    pub fn strategy(mut self, strategy: StrategyKind) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// At most this many runs.
+    pub fn runs(mut self, runs: u64) -> Self {
+        self.runs = Some(runs);
+        self
+    }
+
+    /// At most this much wall time, checked after every run.
+    pub fn time(mut self, time: Duration) -> Self {
+        self.time = Some(time);
+        self
+    }
+
+    /// Start at run index `first` (a shard of the run space starts past zero).
+    pub fn first_run(mut self, first: u64) -> Self {
+        self.first_run = first;
+        self
+    }
+
+    pub fn max_steps(mut self, max_steps: usize) -> Self {
+        self.max_steps = max_steps;
+        self
+    }
+
+    /// Re-run a sample of schedules (fresh and replayed) and fail on any digest difference.
+    pub fn check_determinism(mut self, on: bool) -> Self {
+        self.check_determinism = on;
+        self
+    }
+
+    pub fn stop_on_first(mut self, on: bool) -> Self {
+        self.stop_on_first = on;
+        self
+    }
+
+    pub fn on_progress(mut self, f: impl FnMut(&Progress) + 'm) -> Self {
+        self.progress = Some(Box::new(f));
+        self
+    }
+
+    /// Estimates a run's length (for PCT) from a few random runs; deterministic in the seed.
+    fn calibrate(&self, config: &RunConfig) -> usize {
+        let mut strategy: Box<dyn crate::strategy::Strategy> = Box::new(Random::new(!self.seed));
+        let mut longest = 1;
+        for run in 0..CALIBRATION_RUNS {
+            let (r, s) = run_once(self.model, strategy, run, config);
+            strategy = s;
+            longest = longest.max(r.steps);
+        }
+        longest
+    }
+
+    pub fn run(mut self) -> Result<Summary, ExploreError> {
+        let config = RunConfig {
+            max_steps: self.max_steps,
+            trace: false,
+        };
+        let budget_runs = match (self.runs, self.time) {
+            (None, None) => Some(10_000),
+            (runs, _) => runs,
+        };
+        let pct_steps = match self.strategy {
+            StrategyKind::Pct { .. } => Some(self.calibrate(&config)),
+            StrategyKind::Random => None,
+        };
+        let steps_estimate = pct_steps.unwrap_or(config.max_steps);
+        let mut strategy = self.strategy.build(self.seed, steps_estimate);
+        let start = Instant::now();
+        let mut digests = BTreeSet::new();
+        let mut found: BTreeMap<String, usize> = BTreeMap::new();
+        let mut violations: Vec<Found> = Vec::new();
+        let mut summary = Summary {
+            strategy: self.strategy,
+            seed: self.seed,
+            pct_steps,
+            runs: 0,
+            distinct_schedules: 0,
+            elapsed: Duration::ZERO,
+            max_steps_seen: 0,
+            max_tasks_seen: 0,
+            determinism_checked: 0,
+            violations: Vec::new(),
+        };
+        let mut run = self.first_run;
+        loop {
+            if budget_runs.is_some_and(|b| summary.runs >= b)
+                || self.time.is_some_and(|t| start.elapsed() >= t)
+            {
+                break;
+            }
+            let (result, s) = run_once(self.model, strategy, run, &config);
+            strategy = s;
+            summary.runs += 1;
+            summary.max_steps_seen = summary.max_steps_seen.max(result.steps);
+            summary.max_tasks_seen = summary.max_tasks_seen.max(result.tasks);
+            digests.insert(result.digest);
+            let mut new_violation = false;
+            match &result.outcome {
+                RunOutcome::Holds => {}
+                RunOutcome::Diverged(d) => return Err(ExploreError::Diverged(d.clone())),
+                RunOutcome::Violation(v) => match found.get(&v.invariant) {
+                    Some(&i) => violations[i].count += 1,
+                    None => {
+                        new_violation = true;
+                        found.insert(v.invariant.clone(), violations.len());
+                        violations.push(Found {
+                            invariant: v.invariant.clone(),
+                            message: v.message.clone(),
+                            first_run: run,
+                            count: 1,
+                            time_to_first: start.elapsed(),
+                            run: result.clone(),
+                        });
+                    }
+                },
+            }
+            if self.check_determinism
+                && (run - self.first_run < DETERMINISM_SAMPLE || new_violation)
+            {
+                self.check_run(run, &result, steps_estimate, &config)?;
+                summary.determinism_checked += 1;
+            }
+            if let Some(progress) = &mut self.progress {
+                if new_violation || summary.runs % 512 == 0 {
+                    progress(&Progress {
+                        runs: summary.runs,
+                        budget_runs,
+                        violations: violations.len(),
+                        elapsed: start.elapsed(),
+                    });
+                }
+            }
+            run += 1;
+            if self.stop_on_first && !violations.is_empty() {
+                break;
+            }
+        }
+        summary.elapsed = start.elapsed();
+        summary.distinct_schedules = digests.len();
+        summary.violations = violations;
+        Ok(summary)
+    }
+
+    /// Runs `run` again from scratch and by replaying its decisions; both must match.
+    fn check_run(
+        &self,
+        run: u64,
+        first: &RunResult,
+        steps_estimate: usize,
+        config: &RunConfig,
+    ) -> Result<(), ExploreError> {
+        let fresh = run_once(
+            self.model,
+            self.strategy.build(self.seed, steps_estimate),
+            run,
+            config,
+        )
+        .0;
+        if fresh.digest != first.digest {
+            return Err(ExploreError::Nondeterministic {
+                run,
+                first: first.digest,
+                second: fresh.digest,
+                how: "re-run from its seed",
+            });
+        }
+        let replayed = run_once(
+            self.model,
+            Box::new(Replay::strict(first.decisions.clone())),
+            run,
+            config,
+        )
+        .0;
+        if replayed.digest != first.digest {
+            return Err(ExploreError::Nondeterministic {
+                run,
+                first: first.digest,
+                second: replayed.digest,
+                how: "replayed from its decisions",
+            });
+        }
+        Ok(())
+    }
+}

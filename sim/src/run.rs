@@ -51,6 +51,8 @@ pub struct RunResult {
     pub decisions: Vec<Decision>,
     pub steps: usize,
     pub preemptions: usize,
+    /// Tasks spawned during the run.
+    pub tasks: usize,
     /// A digest of every step (task, operation, object, choice) and every model event.
     pub digest: u64,
     pub trace: Option<Trace>,
@@ -109,6 +111,7 @@ pub fn run_once(
         decisions,
         steps: exec.steps,
         preemptions: exec.preemptions,
+        tasks: exec.tasks.len(),
         digest: exec.digest(),
         trace: exec.trace.clone(),
     };

@@ -34,11 +34,6 @@ impl<T> Mutex<T> {
             data: self.data.borrow_mut(),
         }
     }
-
-    /// Reads the value without locking or scheduling: for ghost state and invariants only.
-    pub fn peek<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        f(&self.data.borrow())
-    }
 }
 
 pub struct MutexGuard<'a, T> {

@@ -1,0 +1,181 @@
+//! MQTT v5 broker: the QoS1 backlog and lane, and the reconnect/bind race
+//! (reference: broker-bind-race.md).
+//!
+//! Start state: the broker has restarted; client c reconnects with clean_start=0 holding
+//! `inflight` persisted outbound QoS1 messages (sent before the restart, never acked) and an
+//! empty queue. Tasks: the client handler (`handler:c`), one router per publisher
+//! (`publisher:pN`), and the client on the wire (`peer:c`).
+
+mod handler;
+mod message;
+mod peer;
+mod properties;
+mod queue;
+mod router;
+mod storage;
+mod variant;
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+use sim::sync::{channel, Notify, RwLock, Sender};
+use sim::{Grain, History, Model, Monitor};
+
+pub use message::{BrokerEvent, Msg, MsgId};
+pub use variant::{Behind, Guards, Variant};
+
+use handler::ClientHandler;
+use peer::ClientPeer;
+use queue::ClientQueue;
+use router::Router;
+use storage::Storage;
+
+/// The reconnecting client's id.
+const CLIENT: &str = "c";
+
+/// Scenario parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Concurrent publishers to c's topic.
+    pub publishers: usize,
+    /// Messages each publisher sends.
+    pub messages: usize,
+    /// c's receive maximum: unacked QoS1 messages in flight at once.
+    pub window: usize,
+    /// Capacity of the bounded QoS1 lane.
+    pub lane_capacity: usize,
+    /// Outbound QoS1 messages persisted in flight at the restart.
+    pub inflight: usize,
+    /// Which operations are scheduling points.
+    pub grain: Grain,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            publishers: 1,
+            messages: 1,
+            window: 1,
+            lane_capacity: 1,
+            inflight: 1,
+            grain: Grain::Await,
+        }
+    }
+}
+
+impl Params {
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, value) in [
+            ("publishers", self.publishers),
+            ("messages", self.messages),
+            ("window", self.window),
+            ("lane_capacity", self.lane_capacity),
+        ] {
+            if value == 0 {
+                return Err(format!("{name} must be at least 1"));
+            }
+        }
+        if self.inflight > 1000 {
+            return Err("inflight must be at most 1000".into());
+        }
+        Ok(())
+    }
+}
+
+/// A session in the clients map: what a router needs to reach c.
+struct Session {
+    lane: Sender<Msg>,
+}
+
+/// State shared by the broker's tasks.
+struct Shared {
+    clients: RwLock<BTreeMap<&'static str, Session>>,
+    queue: ClientQueue,
+    storage: Storage,
+    /// Wakes the serve loop: routers after routing, bind when done, acks.
+    wake: Notify,
+    guards: Guards,
+    history: History<BrokerEvent>,
+}
+
+pub struct Broker {
+    pub variant: Variant,
+    pub guards: Guards,
+    pub params: Params,
+}
+
+impl Broker {
+    pub fn new(variant: Variant, params: Params) -> Self {
+        Broker {
+            variant,
+            guards: variant.guards(),
+            params,
+        }
+    }
+}
+
+impl Model for Broker {
+    fn grain(&self) -> Grain {
+        self.params.grain
+    }
+
+    fn start(&self) -> Rc<dyn Monitor> {
+        let p = &self.params;
+        let history = History::new(properties::invariants(p.publishers, p.inflight));
+        let persisted: Vec<Msg> = (1..=p.inflight)
+            .map(|seq| Msg {
+                id: MsgId { publisher: 0, seq },
+                packet_id: Some(seq as u16),
+                dup: false,
+            })
+            .collect();
+        for msg in &persisted {
+            history.emit(BrokerEvent::Restored {
+                id: msg.id,
+                packet_id: msg.packet_id.unwrap_or_default(),
+            });
+        }
+        let shared = Rc::new(Shared {
+            clients: RwLock::new("clients", BTreeMap::new()),
+            queue: ClientQueue::new(self.guards.behind),
+            storage: Storage::new(persisted),
+            wake: Notify::new("wake"),
+            guards: self.guards,
+            history: history.clone(),
+        });
+        let (lane_tx, lane_rx) = channel("lane", p.lane_capacity);
+        let (wire_tx, wire_rx) = channel("wire", p.window);
+        let (ack_tx, ack_rx) = channel("acks", p.window);
+        let handler = ClientHandler {
+            shared: shared.clone(),
+            generation: 1,
+            lane_tx,
+            lane_rx,
+            wire: wire_tx,
+            acks: ack_rx,
+            window: p.window,
+            bound: Cell::new(false),
+            inflight: RefCell::new(BTreeMap::new()),
+            next_packet_id: Cell::new(p.inflight as u16 + 1),
+        };
+        sim::spawn(format!("handler:{CLIENT}"), handler.run());
+        for publisher in 1..=p.publishers {
+            let router = Router {
+                shared: shared.clone(),
+                publisher,
+                messages: p.messages,
+            };
+            sim::spawn(format!("publisher:p{publisher}"), router.run());
+        }
+        let peer = ClientPeer {
+            shared,
+            wire: wire_rx,
+            acks: ack_tx,
+        };
+        sim::spawn(format!("peer:{CLIENT}"), peer.run());
+        history.monitor()
+    }
+}

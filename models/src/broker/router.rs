@@ -1,0 +1,61 @@
+//! The router, run by each publisher: plan under the clients read lock (online or queue), then,
+//! with that lock dropped, queue if behind() else try the bounded QoS1 lane.
+
+use std::rc::Rc;
+
+use sim::sync::{Sender, TrySendError};
+
+use super::message::{BrokerEvent, Msg, MsgId};
+use super::{Shared, CLIENT};
+
+pub struct Router {
+    pub shared: Rc<Shared>,
+    pub publisher: usize,
+    pub messages: usize,
+}
+
+enum Plan {
+    Online(Sender<Msg>),
+    Queue,
+}
+
+impl Router {
+    pub async fn run(self) {
+        for seq in 1..=self.messages {
+            let id = MsgId {
+                publisher: self.publisher,
+                seq,
+            };
+            self.shared.history.emit(BrokerEvent::Published { id });
+            self.route(Msg {
+                id,
+                packet_id: None,
+                dup: false,
+            })
+            .await;
+        }
+    }
+
+    async fn route(&self, msg: Msg) {
+        let plan = {
+            let clients = self.shared.clients.read().await;
+            match clients.get(CLIENT) {
+                Some(session) => Plan::Online(session.lane.clone()),
+                None => Plan::Queue,
+            }
+        };
+        match plan {
+            Plan::Queue => self.shared.queue.push_back(msg).await,
+            Plan::Online(lane) => {
+                if self.shared.queue.behind().await {
+                    self.shared.queue.push_back(msg).await;
+                } else if let Err(TrySendError::Full(msg)) = lane.try_send(msg).await {
+                    self.shared.queue.hand_off(msg).await;
+                }
+            }
+        }
+        // Whatever the plan, c's serve loop (if it runs yet) learns of new work: a publish planned
+        // offline may land in the queue after bind() has drained it.
+        self.shared.wake.notify_one().await;
+    }
+}

@@ -1,0 +1,87 @@
+//! The broker's variants, following the fix history of the bind race, and the guards that tell
+//! them apart — all in one place.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// behind() = count > 0 only; no bind flag. The race as found in review.
+    Original,
+    /// The naive fix, tried and reverted: the lane opens only when the backlog is empty.
+    GateLane,
+    /// The fix as shipped: expect_bind before register_session, mark_bound after the requeue,
+    /// behind() loads count, draining, handoffs, awaiting_bind.
+    UnboundBehind,
+    /// The same fix with behind() loading awaiting_bind first.
+    BoundFirst,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 4] = [
+        Variant::Original,
+        Variant::GateLane,
+        Variant::UnboundBehind,
+        Variant::BoundFirst,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Original => "original",
+            Variant::GateLane => "gate-lane",
+            Variant::UnboundBehind => "unbound-behind",
+            Variant::BoundFirst => "bound-first",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    pub fn guards(self) -> Guards {
+        match self {
+            Variant::Original => Guards {
+                bind_flag: false,
+                behind: Behind::CountOnly,
+                lane_waits_for_empty_backlog: false,
+            },
+            Variant::GateLane => Guards {
+                bind_flag: false,
+                behind: Behind::CountOnly,
+                lane_waits_for_empty_backlog: true,
+            },
+            Variant::UnboundBehind => Guards {
+                bind_flag: true,
+                behind: Behind::CountFirst,
+                lane_waits_for_empty_backlog: false,
+            },
+            Variant::BoundFirst => Guards {
+                bind_flag: true,
+                behind: Behind::BindFirst,
+                lane_waits_for_empty_backlog: false,
+            },
+        }
+    }
+}
+
+/// What distinguishes the variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Guards {
+    /// expect_bind(gen) before register_session, mark_bound(gen) once the requeue is done.
+    pub bind_flag: bool,
+    /// What behind() loads, in which order.
+    pub behind: Behind,
+    /// The QoS1 lane arm also requires an empty backlog (the reverted naive fix).
+    pub lane_waits_for_empty_backlog: bool,
+}
+
+/// behind(): separate atomic loads with no lock, short-circuiting in the listed order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Behind {
+    /// count > 0
+    CountOnly,
+    /// count, draining, handoffs, awaiting_bind
+    CountFirst,
+    /// awaiting_bind, count, draining, handoffs
+    BindFirst,
+}
