@@ -1,1 +1,41 @@
-fn main() {}
+//! `braid`: explore, replay and explain message-delivery races in models of real systems.
+
+mod cli;
+mod commands;
+mod report;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command};
+
+/// Exit codes: 0 no violation, 1 a violation found, 2 bad input.
+pub enum Verdict {
+    Clean,
+    Violation,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if !sim::SIMULATED {
+        eprintln!(
+            "error: braid was built without `--cfg madsim`, so it cannot control scheduling. \
+             An exported RUSTFLAGS replaces .cargo/config.toml: unset it, or add `--cfg madsim` to it."
+        );
+        return ExitCode::from(2);
+    }
+    let result = match &cli.command {
+        Command::List => commands::list::run(&cli),
+        Command::Explore(args) => commands::explore::run(&cli, args),
+        Command::Replay(args) => commands::replay::run(args),
+    };
+    match result {
+        Ok(Verdict::Clean) => ExitCode::SUCCESS,
+        Ok(Verdict::Violation) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

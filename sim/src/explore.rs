@@ -84,8 +84,10 @@ pub struct Explorer<'m> {
     max_steps: usize,
     check_determinism: bool,
     stop_on_first: bool,
-    progress: Option<Box<dyn FnMut(&Progress) + 'm>>,
+    progress: Option<ProgressFn<'m>>,
 }
+
+type ProgressFn<'m> = Box<dyn FnMut(&Progress) + 'm>;
 
 /// Runs sampled for a determinism check: the first few, and each first failure.
 const DETERMINISM_SAMPLE: u64 = 32;
@@ -240,7 +242,7 @@ impl<'m> Explorer<'m> {
                 summary.determinism_checked += 1;
             }
             if let Some(progress) = &mut self.progress {
-                if new_violation || summary.runs % 512 == 0 {
+                if new_violation || summary.runs.is_multiple_of(512) {
                     progress(&Progress {
                         runs: summary.runs,
                         budget_runs,

@@ -1,1 +1,123 @@
+//! Replay files: a failing schedule as versioned JSON, written atomically, refused clearly when
+//! corrupt, truncated or from a newer braid.
 
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::schedule::Decision;
+use crate::Violation;
+
+/// The format this braid writes and reads. Older formats would be migrated here.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// How the schedule was found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FoundBy {
+    pub strategy: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<usize>,
+    pub seed: u64,
+    pub run: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayFile {
+    pub format: u32,
+    pub scenario: String,
+    pub model: String,
+    pub variant: String,
+    pub params: serde_json::Value,
+    pub max_steps: usize,
+    pub found: FoundBy,
+    pub violation: Violation,
+    pub steps: usize,
+    pub preemptions: usize,
+    /// The trace digest, 16 hex digits: a replay must reproduce it exactly.
+    pub digest: String,
+    pub decisions: Vec<Decision>,
+}
+
+#[derive(Debug, Error)]
+pub enum ReplayFileError {
+    #[error("{path}: cannot read replay file: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: corrupt replay file: {message}")]
+    Corrupt { path: PathBuf, message: String },
+    #[error("{path}: replay file format {found} is newer than this braid reads ({FORMAT_VERSION}); upgrade braid")]
+    NewerFormat { path: PathBuf, found: u64 },
+}
+
+pub fn digest_hex(digest: u64) -> String {
+    format!("{digest:016x}")
+}
+
+impl ReplayFile {
+    pub fn load(path: &Path) -> Result<ReplayFile, ReplayFileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ReplayFileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let corrupt = |message: String| ReplayFileError::Corrupt {
+            path: path.to_path_buf(),
+            message,
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
+        let format = value
+            .get("format")
+            .and_then(|f| f.as_u64())
+            .ok_or_else(|| corrupt("no format version".into()))?;
+        if format > u64::from(FORMAT_VERSION) {
+            return Err(ReplayFileError::NewerFormat {
+                path: path.to_path_buf(),
+                found: format,
+            });
+        }
+        let file: ReplayFile = serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
+        if file.digest.len() != 16 || u64::from_str_radix(&file.digest, 16).is_err() {
+            return Err(corrupt(format!(
+                "digest '{}' is not 16 hex digits",
+                file.digest
+            )));
+        }
+        Ok(file)
+    }
+
+    /// `<dir>/<scenario>/<invariant>-<first 8 digest digits>.json`: the same schedule found twice
+    /// is one file.
+    pub fn default_path(&self, dir: &Path) -> PathBuf {
+        dir.join(&self.scenario).join(format!(
+            "{}-{}.json",
+            self.violation.invariant,
+            &self.digest[..8]
+        ))
+    }
+
+    /// Writes the file atomically: a temporary file in the same directory, then a rename.
+    pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let mut json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        json.push('\n');
+        let tmp = dir.join(format!(
+            ".{}.{}.tmp",
+            path.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default(),
+            std::process::id()
+        ));
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(json.as_bytes())?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    }
+}

@@ -74,10 +74,6 @@ pub fn run_once(
     run: u64,
     config: &RunConfig,
 ) -> (RunResult, Box<dyn Strategy>) {
-    assert!(
-        SIMULATED,
-        "braid was built without --cfg madsim (an exported RUSTFLAGS replaces .cargo/config.toml)"
-    );
     rt::task::install_panic_hook();
     strategy.begin_run(run);
     let exec = Rc::new(RefCell::new(Execution::new(
@@ -148,7 +144,9 @@ fn simulate(model: &dyn Model, run: u64) {
 
 #[cfg(not(madsim))]
 fn simulate(_model: &dyn Model, _run: u64) {
-    unreachable!("guarded by SIMULATED")
+    panic!(
+        "braid was built without --cfg madsim (an exported RUSTFLAGS replaces .cargo/config.toml)"
+    );
 }
 
 /// Ready once the run has ended.

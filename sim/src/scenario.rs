@@ -1,1 +1,202 @@
+//! Scenario files (scenarios/<name>.toml): which model and variant, its parameters, default
+//! exploration, and the expected outcome. Unknown keys are errors, not silently ignored.
 
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::strategy::StrategyKind;
+
+#[derive(Debug, Error)]
+pub enum ScenarioError {
+    #[error("{path}: cannot read scenario: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: malformed scenario: {message}")]
+    Malformed { path: PathBuf, message: String },
+    #[error("no scenario named '{name}' in {dir} (try `braid list`)")]
+    NotFound { name: String, dir: PathBuf },
+}
+
+/// What a scenario is expected to show.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum Expected {
+    Holds,
+    Violation(String),
+}
+
+impl TryFrom<String> for Expected {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        match s.split_once(':') {
+            None if s == "holds" => Ok(Expected::Holds),
+            Some(("violation", inv)) if !inv.trim().is_empty() => {
+                Ok(Expected::Violation(inv.trim().to_string()))
+            }
+            _ => Err(format!(
+                "expected must be \"holds\" or \"violation:<invariant>\", not \"{s}\""
+            )),
+        }
+    }
+}
+
+impl From<Expected> for String {
+    fn from(e: Expected) -> String {
+        e.to_string()
+    }
+}
+
+impl fmt::Display for Expected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expected::Holds => write!(f, "holds"),
+            Expected::Violation(inv) => write!(f, "violation:{inv}"),
+        }
+    }
+}
+
+/// Default exploration for a scenario; the command line overrides each field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExploreDefaults {
+    pub strategy: String,
+    /// PCT depth (bug depth d: d-1 priority change points).
+    pub depth: usize,
+    pub seed: u64,
+    pub runs: u64,
+    /// Wall-time budget in seconds (optional).
+    pub time: Option<u64>,
+    /// Step bound per run.
+    pub max_steps: usize,
+}
+
+impl Default for ExploreDefaults {
+    fn default() -> Self {
+        ExploreDefaults {
+            strategy: "pct".into(),
+            depth: 3,
+            seed: 1,
+            runs: 20_000,
+            time: None,
+            max_steps: 10_000,
+        }
+    }
+}
+
+/// Parses a strategy name and depth as given on the command line or in a scenario.
+pub fn parse_strategy(name: &str, depth: usize) -> Result<StrategyKind, String> {
+    match name {
+        "random" => Ok(StrategyKind::Random),
+        "pct" if depth >= 1 => Ok(StrategyKind::Pct { depth }),
+        "pct" => Err("PCT depth must be at least 1".into()),
+        other => Err(format!("unknown strategy '{other}' (known: random, pct)")),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioFile {
+    model: String,
+    variant: String,
+    #[serde(default)]
+    description: String,
+    expected: Expected,
+    #[serde(default)]
+    params: toml::Table,
+    #[serde(default)]
+    explore: ExploreDefaults,
+}
+
+/// A loaded scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The file's stem: `broker-bind-race`.
+    pub name: String,
+    pub path: PathBuf,
+    pub model: String,
+    pub variant: String,
+    pub description: String,
+    pub expected: Expected,
+    /// The model's parameters, as a JSON object (the form replay files keep).
+    pub params: serde_json::Value,
+    pub explore: ExploreDefaults,
+}
+
+impl Scenario {
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+        let malformed = |message: String| ScenarioError::Malformed {
+            path: path.to_path_buf(),
+            message,
+        };
+        let file: ScenarioFile = toml::from_str(text).map_err(|e| malformed(one_line(&e)))?;
+        parse_strategy(&file.explore.strategy, file.explore.depth)
+            .map_err(|m| malformed(format!("[explore] {m}")))?;
+        let params = serde_json::to_value(&file.params).map_err(|e| malformed(e.to_string()))?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(Scenario {
+            name,
+            path: path.to_path_buf(),
+            model: file.model,
+            variant: file.variant,
+            description: file.description,
+            expected: file.expected,
+            params,
+            explore: file.explore,
+        })
+    }
+
+    /// All scenarios in `dir`, by name.
+    pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
+        let entries = std::fs::read_dir(dir).map_err(|source| ScenarioError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        paths.sort();
+        paths.iter().map(|p| Scenario::load(p)).collect()
+    }
+
+    /// A scenario by name (`broker-bind-race`) from `dir`, or by path.
+    pub fn find(dir: &Path, name_or_path: &str) -> Result<Scenario, ScenarioError> {
+        let as_path = Path::new(name_or_path);
+        if as_path.extension().is_some_and(|x| x == "toml") {
+            return Scenario::load(as_path);
+        }
+        let path = dir.join(format!("{name_or_path}.toml"));
+        if !path.exists() {
+            return Err(ScenarioError::NotFound {
+                name: name_or_path.to_string(),
+                dir: dir.to_path_buf(),
+            });
+        }
+        Scenario::load(&path)
+    }
+}
+
+/// toml's errors span several lines with a source excerpt; keep the first line and the position.
+fn one_line(e: &toml::de::Error) -> String {
+    let msg = e.message().trim().replace('\n', " ");
+    match e.span() {
+        Some(span) => format!("{msg} (at byte {})", span.start),
+        None => msg,
+    }
+}

@@ -1,8 +1,10 @@
 //! The broker's invariants, composed from the engine's generic checkers.
 
+use std::fmt;
+
 use sim::invariant::{EventuallyDelivered, FifoPerKey, Invariant, NoDuplicate};
 
-use super::message::BrokerEvent;
+use super::message::{BrokerEvent, MsgId};
 
 /// The properties every run must have.
 ///
@@ -28,14 +30,14 @@ pub fn invariants(publishers: usize, inflight: usize) -> Vec<Box<dyn Invariant<B
             "delivery-order",
             move |e: &BrokerEvent| match e {
                 BrokerEvent::Delivered { id, dup, .. } => {
-                    let label = format!("{id}{}", if *dup { " (DUP resend)" } else { "" });
+                    let label = Delivery { id: *id, dup: *dup };
                     if id.publisher == 0 {
                         // Published before the restart: first on every stream.
                         (1..=publishers)
-                            .map(|p| (stream(p), id.seq as u64, label.clone()))
+                            .map(|p| (Stream(p), id.seq as u64, label))
                             .collect()
                     } else {
-                        vec![(stream(id.publisher), (inflight + id.seq) as u64, label)]
+                        vec![(Stream(id.publisher), (inflight + id.seq) as u64, label)]
                     }
                 }
                 _ => Vec::new(),
@@ -55,6 +57,29 @@ pub fn invariants(publishers: usize, inflight: usize) -> Vec<Box<dyn Invariant<B
     ]
 }
 
-fn stream(publisher: usize) -> String {
-    format!("the stream p{publisher} -> c")
+/// One publisher's stream of messages to c.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Stream(usize);
+
+impl fmt::Display for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the stream p{} -> c", self.0)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Delivery {
+    id: MsgId,
+    dup: bool,
+}
+
+impl fmt::Display for Delivery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}{}",
+            self.id,
+            if self.dup { " (DUP resend)" } else { "" }
+        )
+    }
 }

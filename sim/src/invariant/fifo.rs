@@ -5,20 +5,21 @@ use std::fmt::Display;
 
 use super::Invariant;
 
-type Extract<E, K> = Box<dyn Fn(&E) -> Vec<(K, u64, String)>>;
+type Extract<E, K, L> = Box<dyn Fn(&E) -> Vec<(K, u64, L)>>;
 
-/// Each event may advance several keys (key, sequence number, label for messages). A sequence
-/// number lower than one already seen on its key is a violation.
-pub struct FifoPerKey<E, K> {
+/// Each event may advance several keys: (key, sequence number, label naming the item in a
+/// violation message — formatted only then). A sequence number lower than one already seen on
+/// its key is a violation.
+pub struct FifoPerKey<E, K, L> {
     name: String,
-    extract: Extract<E, K>,
-    last: BTreeMap<K, (u64, String)>,
+    extract: Extract<E, K, L>,
+    last: BTreeMap<K, (u64, L)>,
 }
 
-impl<E, K: Ord + Display> FifoPerKey<E, K> {
+impl<E, K: Ord + Display, L: Display> FifoPerKey<E, K, L> {
     pub fn new(
         name: impl Into<String>,
-        extract: impl Fn(&E) -> Vec<(K, u64, String)> + 'static,
+        extract: impl Fn(&E) -> Vec<(K, u64, L)> + 'static,
     ) -> Self {
         FifoPerKey {
             name: name.into(),
@@ -28,7 +29,7 @@ impl<E, K: Ord + Display> FifoPerKey<E, K> {
     }
 }
 
-impl<E, K: Ord + Display> Invariant<E> for FifoPerKey<E, K> {
+impl<E, K: Ord + Display, L: Display> Invariant<E> for FifoPerKey<E, K, L> {
     fn name(&self) -> &str {
         &self.name
     }

@@ -1,0 +1,79 @@
+//! The command line.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(
+    name = "braid",
+    version,
+    about = "Deterministic concurrency simulation: explore, replay and explain message-delivery races"
+)]
+pub struct Cli {
+    /// Directory holding the scenario files.
+    #[arg(long = "scenario-dir", global = true, default_value = "scenarios")]
+    pub scenario_dir: PathBuf,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// List scenarios, models and variants.
+    List,
+    /// Explore scenarios' interleavings and report violations.
+    Explore(ExploreArgs),
+    /// Re-run a replay file, print its trace and whether the violation reproduces.
+    Replay(ReplayArgs),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StrategyArg {
+    Random,
+    Pct,
+}
+
+#[derive(clap::Args)]
+pub struct ExploreArgs {
+    /// Scenario names (or paths to .toml files), or `all`.
+    #[arg(required = true)]
+    pub scenarios: Vec<String>,
+    /// Scheduling strategy (default: the scenario's).
+    #[arg(long, value_enum)]
+    pub strategy: Option<StrategyArg>,
+    /// PCT depth: bugs needing up to depth-1 preemptions (default: the scenario's).
+    #[arg(long)]
+    pub depth: Option<usize>,
+    /// Exploration seed (default: the scenario's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Run budget per scenario (default: the scenario's).
+    #[arg(long)]
+    pub runs: Option<u64>,
+    /// Time budget per scenario, in seconds; checked after every run.
+    #[arg(long)]
+    pub time: Option<f64>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Where replay files are written.
+    #[arg(long, default_value = "seeds")]
+    pub out: PathBuf,
+    /// Re-run a sample of schedules (and every first failure) and fail on any trace difference.
+    #[arg(long)]
+    pub check_determinism: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    /// The replay file.
+    pub file: PathBuf,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}

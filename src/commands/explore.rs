@@ -1,0 +1,189 @@
+//! `braid explore`: explore each scenario, write a replay file per violated invariant, report.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use sim::explore::{Explorer, Progress};
+use sim::replay_file::{digest_hex, FoundBy, ReplayFile, FORMAT_VERSION};
+use sim::scenario::{parse_strategy, Expected, Scenario};
+
+use crate::cli::{Cli, ExploreArgs, Format, StrategyArg};
+use crate::report::{ScenarioReport, ViolationReport};
+use crate::Verdict;
+
+pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
+    let scenarios = select(cli, &args.scenarios)?;
+    // Build every model first: bad input fails before any exploration starts.
+    let mut built = Vec::new();
+    for s in scenarios {
+        let model = models::registry::build(&s.model, &s.variant, &s.params)
+            .with_context(|| format!("scenario {}", s.path.display()))?;
+        built.push((s, model));
+    }
+    let mut reports = Vec::new();
+    for (scenario, model) in &built {
+        let report = explore_one(scenario, model.as_ref(), args)?;
+        if args.format == Format::Text {
+            print!("{}", report.render_text());
+        }
+        reports.push(report);
+    }
+    if args.format == Format::Json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+    }
+    let violated = reports.iter().any(|r| !r.violations.is_empty());
+    Ok(if violated {
+        Verdict::Violation
+    } else {
+        Verdict::Clean
+    })
+}
+
+fn select(cli: &Cli, names: &[String]) -> Result<Vec<Scenario>> {
+    if names.iter().any(|n| n == "all") {
+        return Ok(Scenario::load_dir(&cli.scenario_dir)?);
+    }
+    names
+        .iter()
+        .map(|n| Scenario::find(&cli.scenario_dir, n).map_err(Into::into))
+        .collect()
+}
+
+fn explore_one(
+    scenario: &Scenario,
+    model: &dyn sim::Model,
+    args: &ExploreArgs,
+) -> Result<ScenarioReport> {
+    let defaults = &scenario.explore;
+    let strategy_name = match args.strategy {
+        Some(StrategyArg::Random) => "random",
+        Some(StrategyArg::Pct) => "pct",
+        None => defaults.strategy.as_str(),
+    };
+    let strategy = parse_strategy(strategy_name, args.depth.unwrap_or(defaults.depth))
+        .map_err(anyhow::Error::msg)?;
+    let seed = args.seed.unwrap_or(defaults.seed);
+    let time = match args.time {
+        Some(t) if !(t.is_finite() && t > 0.0) => {
+            anyhow::bail!("--time must be a positive number of seconds")
+        }
+        Some(t) => Some(Duration::from_secs_f64(t)),
+        None => defaults.time.map(Duration::from_secs),
+    };
+    let runs = match (args.runs, time) {
+        (Some(r), _) => Some(r),
+        (None, Some(_)) if args.time.is_some() => None,
+        (None, _) => Some(defaults.runs),
+    };
+    let bar = progress_bar(args, &scenario.name, runs);
+    let mut explorer = Explorer::new(model)
+        .strategy(strategy)
+        .seed(seed)
+        .max_steps(defaults.max_steps)
+        .check_determinism(args.check_determinism);
+    if let Some(r) = runs {
+        explorer = explorer.runs(r);
+    }
+    if let Some(t) = time {
+        explorer = explorer.time(t);
+    }
+    if let Some(bar) = &bar {
+        explorer = explorer.on_progress(|p: &Progress| {
+            bar.set_position(p.runs);
+            bar.set_message(format!("{} violated", p.violations));
+        });
+    }
+    let summary = explorer
+        .run()
+        .with_context(|| format!("exploring {}", scenario.name))?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let mut violations = Vec::new();
+    for found in &summary.violations {
+        let file = ReplayFile {
+            format: FORMAT_VERSION,
+            scenario: scenario.name.clone(),
+            model: scenario.model.clone(),
+            variant: scenario.variant.clone(),
+            params: scenario.params.clone(),
+            max_steps: defaults.max_steps,
+            found: FoundBy {
+                strategy: strategy.name().to_string(),
+                depth: strategy.depth(),
+                seed,
+                run: found.first_run,
+            },
+            violation: found
+                .run
+                .violation()
+                .cloned()
+                .expect("a found violation's run violates"),
+            steps: found.run.steps,
+            preemptions: found.run.preemptions,
+            digest: digest_hex(found.run.digest),
+            decisions: found.run.decisions.clone(),
+        };
+        let path = file.default_path(&args.out);
+        file.write_atomic(&path)
+            .with_context(|| format!("writing {}", path.display()))?;
+        violations.push(ViolationReport {
+            invariant: found.invariant.clone(),
+            message: found.message.clone(),
+            first_run: found.first_run,
+            count: found.count,
+            time_to_first_ms: found.time_to_first.as_secs_f64() * 1e3,
+            steps: found.run.steps,
+            preemptions: found.run.preemptions,
+            replay_file: path.display().to_string(),
+        });
+    }
+    let outcome = if violations.is_empty() {
+        "holds"
+    } else {
+        "violation"
+    };
+    let matches_expectation = match &scenario.expected {
+        Expected::Holds => violations.is_empty(),
+        Expected::Violation(inv) => {
+            !violations.is_empty() && violations.iter().all(|v| &v.invariant == inv)
+        }
+    };
+    Ok(ScenarioReport {
+        scenario: scenario.name.clone(),
+        model: scenario.model.clone(),
+        variant: scenario.variant.clone(),
+        strategy: strategy.name().to_string(),
+        depth: strategy.depth(),
+        seed,
+        runs: summary.runs,
+        distinct_schedules: summary.distinct_schedules,
+        elapsed_ms: summary.elapsed.as_secs_f64() * 1e3,
+        runs_per_sec: summary.runs_per_sec(),
+        max_steps_seen: summary.max_steps_seen,
+        determinism_checked: summary.determinism_checked,
+        outcome: outcome.to_string(),
+        expected: scenario.expected.to_string(),
+        matches_expectation,
+        violations,
+    })
+}
+
+fn progress_bar(args: &ExploreArgs, name: &str, runs: Option<u64>) -> Option<ProgressBar> {
+    if args.format != Format::Text || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(runs.unwrap_or(0));
+    let template = if runs.is_some() {
+        "{prefix:.bold} [{bar:30}] {pos}/{len} runs, {per_sec}, {msg} ({eta})"
+    } else {
+        "{prefix:.bold} {spinner} {pos} runs, {per_sec}, {msg} ({elapsed})"
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_prefix(name.to_string());
+    Some(bar)
+}

@@ -1,0 +1,3 @@
+pub mod explore;
+pub mod list;
+pub mod replay;

@@ -1,0 +1,104 @@
+//! `braid replay`: follow a replay file's decisions, print the trace, and say whether the
+//! recorded violation reproduced. Exit 1 if it violates, 0 if it holds, 2 on bad input or drift.
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use sim::replay_file::{digest_hex, ReplayFile};
+use sim::strategy::Replay;
+use sim::{run_once, RunConfig, RunOutcome, Violation};
+
+use crate::cli::{Format, ReplayArgs};
+use crate::Verdict;
+
+#[derive(Serialize)]
+struct ReplayReport<'a> {
+    file: String,
+    scenario: &'a str,
+    model: &'a str,
+    variant: &'a str,
+    reproduced: bool,
+    violation: Option<&'a Violation>,
+    steps: usize,
+    preemptions: usize,
+    digest: String,
+    trace: &'a sim::trace::Trace,
+}
+
+pub fn run(args: &ReplayArgs) -> Result<Verdict> {
+    let file = ReplayFile::load(&args.file)?;
+    let model = models::registry::build(&file.model, &file.variant, &file.params)
+        .with_context(|| format!("{}", args.file.display()))?;
+    let config = RunConfig {
+        max_steps: file.max_steps,
+        trace: true,
+    };
+    let replay = Box::new(Replay::strict(file.decisions.clone()));
+    let (result, _) = run_once(model.as_ref(), replay, file.found.run, &config);
+    let trace = result.trace.clone().unwrap_or_default();
+    let path = args.file.display();
+    if let RunOutcome::Diverged(d) = &result.outcome {
+        bail!("{path}: the model drifted: {d}");
+    }
+    let digest = digest_hex(result.digest);
+    let violation = result.violation();
+    let reproduced = violation.is_some_and(|v| v.invariant == file.violation.invariant);
+    if reproduced && digest != file.digest {
+        bail!(
+            "{path}: the model drifted: same violation, but the trace digest is {digest}, recorded {}",
+            file.digest
+        );
+    }
+    match args.format {
+        Format::Json => {
+            let report = ReplayReport {
+                file: path.to_string(),
+                scenario: &file.scenario,
+                model: &file.model,
+                variant: &file.variant,
+                reproduced,
+                violation,
+                steps: result.steps,
+                preemptions: result.preemptions,
+                digest,
+                trace: &trace,
+            };
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        }
+        Format::Text => {
+            println!(
+                "{} ({}/{}), found by {} seed {} run {}",
+                file.scenario,
+                file.model,
+                file.variant,
+                file.found.strategy,
+                file.found.seed,
+                file.found.run
+            );
+            println!(
+                "{} steps, {} preemptions (marked *)\n",
+                result.steps, result.preemptions
+            );
+            print!("{}", trace.render_text());
+            println!();
+            match violation {
+                Some(v) if reproduced => println!(
+                    "reproduced: {} at step {}: {}",
+                    v.invariant, v.step, v.message
+                ),
+                Some(v) => println!(
+                    "NOT reproduced: recorded {}, got {} at step {}: {}",
+                    file.violation.invariant, v.invariant, v.step, v.message
+                ),
+                None => println!(
+                    "NOT reproduced: the run holds (recorded {})",
+                    file.violation.invariant
+                ),
+            }
+        }
+    }
+    Ok(if violation.is_some() {
+        Verdict::Violation
+    } else {
+        Verdict::Clean
+    })
+}

@@ -1,0 +1,92 @@
+//! Exploration reports: one per scenario, as text for people and JSON for machines.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct ViolationReport {
+    pub invariant: String,
+    pub message: String,
+    pub first_run: u64,
+    /// Runs that broke this invariant.
+    pub count: u64,
+    pub time_to_first_ms: f64,
+    pub steps: usize,
+    pub preemptions: usize,
+    pub replay_file: String,
+}
+
+#[derive(Serialize)]
+pub struct ScenarioReport {
+    pub scenario: String,
+    pub model: String,
+    pub variant: String,
+    pub strategy: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<usize>,
+    pub seed: u64,
+    pub runs: u64,
+    pub distinct_schedules: usize,
+    pub elapsed_ms: f64,
+    pub runs_per_sec: f64,
+    pub max_steps_seen: usize,
+    pub determinism_checked: u64,
+    pub outcome: String,
+    pub expected: String,
+    pub matches_expectation: bool,
+    pub violations: Vec<ViolationReport>,
+}
+
+impl ScenarioReport {
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let strategy = match self.depth {
+            Some(d) => format!("{} depth {d}", self.strategy),
+            None => self.strategy.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "{}  ({}/{}, {strategy}, seed {})",
+            self.scenario, self.model, self.variant, self.seed
+        );
+        let _ = writeln!(
+            out,
+            "  runs {} ({} distinct schedules, up to {} steps) in {:.2}s: {:.0} runs/s",
+            self.runs,
+            self.distinct_schedules,
+            self.max_steps_seen,
+            self.elapsed_ms / 1e3,
+            self.runs_per_sec
+        );
+        if self.determinism_checked > 0 {
+            let _ = writeln!(
+                out,
+                "  determinism: {} runs re-executed, identical",
+                self.determinism_checked
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  outcome: {}; expected {}: {}",
+            self.outcome,
+            self.expected,
+            if self.matches_expectation {
+                "as expected"
+            } else {
+                "NOT AS EXPECTED"
+            }
+        );
+        for v in &self.violations {
+            let _ = writeln!(
+                out,
+                "  violation {}: first in run {} ({} runs broke it, first after {:.1} ms), {} steps, {} preemptions",
+                v.invariant, v.first_run, v.count, v.time_to_first_ms, v.steps, v.preemptions
+            );
+            let _ = writeln!(out, "    {}", v.message);
+            let _ = writeln!(out, "    replay: braid replay {}", v.replay_file);
+        }
+        out.push('\n');
+        out
+    }
+}

@@ -1,0 +1,205 @@
+//! The command line end to end: explore writes a replay file that `replay` reproduces, byte for
+//! byte; bad input gets one clear line and exit 2.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn braid(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("braid runs")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts exit 2 with a single `error:` line mentioning `needle`, and no panic.
+fn assert_bad_input(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(code(o), 2, "stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains(needle), "expected '{needle}' in: {err}");
+}
+
+fn explore_bind_race(out: &Path, strategy: &str) -> serde_json::Value {
+    let o = braid(&[
+        "explore",
+        "broker-bind-race",
+        "--strategy",
+        strategy,
+        "--seed",
+        "1",
+        "--runs",
+        "3000",
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 1, "a violation exits 1: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
+}
+
+#[test]
+fn explore_finds_the_bind_race_and_replay_reproduces_it_twice_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    for strategy in ["pct", "random"] {
+        let report = explore_bind_race(dir.path(), strategy);
+        let s = &report[0];
+        assert_eq!(s["scenario"], "broker-bind-race");
+        assert_eq!(s["strategy"], strategy);
+        assert_eq!(s["outcome"], "violation");
+        assert_eq!(s["expected"], "violation:delivery-order");
+        assert_eq!(s["matches_expectation"], true);
+        for key in [
+            "runs",
+            "distinct_schedules",
+            "elapsed_ms",
+            "runs_per_sec",
+            "seed",
+        ] {
+            assert!(s[key].is_number(), "{key} in {s}");
+        }
+        let v = &s["violations"][0];
+        assert_eq!(v["invariant"], "delivery-order");
+        for key in ["first_run", "steps", "preemptions"] {
+            assert!(v[key].is_number(), "{key} in {v}");
+        }
+        let file = PathBuf::from(v["replay_file"].as_str().unwrap());
+        assert!(file.exists());
+        let first = braid(&["replay", file.to_str().unwrap()]);
+        let second = braid(&["replay", file.to_str().unwrap()]);
+        assert_eq!(code(&first), 1, "{}", stderr(&first));
+        assert_eq!(first.stdout, second.stdout, "replay is byte-identical");
+        let text = String::from_utf8_lossy(&first.stdout);
+        assert!(text.contains("reproduced: delivery-order"), "{text}");
+        assert!(text.contains("publisher:p1"), "{text}");
+    }
+}
+
+#[test]
+fn fixed_variant_holds_and_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = braid(&[
+        "explore",
+        "broker-bound-first",
+        "--runs",
+        "2000",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("outcome: holds; expected holds: as expected"),
+        "{text}"
+    );
+}
+
+#[test]
+fn list_shows_scenarios_and_variants() {
+    let o = braid(&["list"]);
+    assert_eq!(code(&o), 0);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("broker-unbound-behind-access"));
+    assert!(text.contains("original, gate-lane, unbound-behind, bound-first"));
+}
+
+fn scratch_scenario(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn bad_scenarios_are_one_clear_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_bad_input(
+        &braid(&["explore", "no-such-scenario"]),
+        "no scenario named 'no-such-scenario'",
+    );
+    let bad_toml = scratch_scenario(dir.path(), "bad-toml", "model = \"broker\"\nvariant = [");
+    assert_bad_input(&braid(&["explore", &bad_toml]), "malformed scenario");
+    let base = "model = \"broker\"\nexpected = \"holds\"\n";
+    let unknown_variant = scratch_scenario(dir.path(), "v", &format!("{base}variant = \"nope\"\n"));
+    assert_bad_input(
+        &braid(&["explore", &unknown_variant]),
+        "unknown variant 'nope'",
+    );
+    let unknown_key = scratch_scenario(
+        dir.path(),
+        "k",
+        &format!("{base}variant = \"original\"\ncolour = \"red\"\n"),
+    );
+    assert_bad_input(&braid(&["explore", &unknown_key]), "unknown field `colour`");
+    let unknown_param = scratch_scenario(
+        dir.path(),
+        "p",
+        &format!("{base}variant = \"original\"\n[params]\npublisher = 2\n"),
+    );
+    assert_bad_input(
+        &braid(&["explore", &unknown_param]),
+        "unknown field `publisher`",
+    );
+    let bad_expected = scratch_scenario(
+        dir.path(),
+        "e",
+        "model = \"broker\"\nvariant = \"original\"\nexpected = \"fine\"\n",
+    );
+    assert_bad_input(&braid(&["explore", &bad_expected]), "expected must be");
+}
+
+/// A replay file from a fresh exploration, as JSON, to corrupt in various ways.
+fn good_replay(dir: &Path) -> (PathBuf, serde_json::Value) {
+    let report = explore_bind_race(dir, "pct");
+    let path = PathBuf::from(report[0]["violations"][0]["replay_file"].as_str().unwrap());
+    let json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    (path, json)
+}
+
+#[test]
+fn bad_replay_files_are_one_clear_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, json) = good_replay(dir.path());
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    assert_bad_input(
+        &braid(&["replay", "/nonexistent/file.json"]),
+        "cannot read replay file",
+    );
+    let corrupt = write("corrupt.json", "{ not json");
+    assert_bad_input(&braid(&["replay", &corrupt]), "corrupt replay file");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let truncated = write("truncated.json", &text[..text.len() / 2]);
+    assert_bad_input(&braid(&["replay", &truncated]), "corrupt replay file");
+    let mut newer = json.clone();
+    newer["format"] = serde_json::json!(99);
+    let newer = write("newer.json", &newer.to_string());
+    assert_bad_input(&braid(&["replay", &newer]), "format 99 is newer");
+    let mut unknown = json.clone();
+    unknown["variant"] = serde_json::json!("nope");
+    let unknown = write("unknown.json", &unknown.to_string());
+    assert_bad_input(&braid(&["replay", &unknown]), "unknown variant 'nope'");
+    // Drift: a decision that names a task the model does not have at that step.
+    let mut drifted = json.clone();
+    drifted["decisions"][1] = serde_json::json!("publisher:p9");
+    let drifted = write("drifted.json", &drifted.to_string());
+    assert_bad_input(&braid(&["replay", &drifted]), "diverged at step 1");
+    // Drift: a different trace digest for the same violation.
+    let mut digest = json;
+    digest["digest"] = serde_json::json!("0123456789abcdef");
+    let digest = write("digest.json", &digest.to_string());
+    assert_bad_input(&braid(&["replay", &digest]), "trace digest");
+}
