@@ -26,6 +26,8 @@ pub enum Command {
     Explore(ExploreArgs),
     /// Re-run a replay file, print its trace and whether the violation reproduces.
     Replay(ReplayArgs),
+    /// Minimise a replay file's schedule (fewest preemptions that still fail), in place.
+    Shrink(ShrinkArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -68,6 +70,15 @@ pub struct ExploreArgs {
     /// Re-run a sample of schedules (and every first failure) and fail on any trace difference.
     #[arg(long)]
     pub check_determinism: bool,
+    /// Write failing schedules as found, without minimising them.
+    #[arg(long)]
+    pub no_shrink: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ShrinkArgs {
+    /// The replay file to minimise (rewritten atomically).
+    pub file: PathBuf,
 }
 
 #[derive(clap::Args)]

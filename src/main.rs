@@ -29,6 +29,7 @@ fn main() -> ExitCode {
         Command::List => commands::list::run(&cli),
         Command::Explore(args) => commands::explore::run(&cli, args),
         Command::Replay(args) => commands::replay::run(args),
+        Command::Shrink(args) => commands::shrink::run(args),
     };
     match result {
         Ok(Verdict::Clean) => ExitCode::SUCCESS,

@@ -12,8 +12,12 @@ pub struct ViolationReport {
     /// Runs that broke this invariant.
     pub count: u64,
     pub time_to_first_ms: f64,
+    /// Of the minimised schedule (as found, with --no-shrink).
     pub steps: usize,
     pub preemptions: usize,
+    /// Of the schedule as found.
+    pub found_steps: usize,
+    pub found_preemptions: usize,
     pub replay_file: String,
 }
 
@@ -80,8 +84,13 @@ impl ScenarioReport {
         for v in &self.violations {
             let _ = writeln!(
                 out,
-                "  violation {}: first in run {} ({} runs broke it, first after {:.1} ms), {} steps, {} preemptions",
-                v.invariant, v.first_run, v.count, v.time_to_first_ms, v.steps, v.preemptions
+                "  violation {}: first in run {} ({} runs broke it, first after {:.1} ms)",
+                v.invariant, v.first_run, v.count, v.time_to_first_ms
+            );
+            let _ = writeln!(
+                out,
+                "    schedule: {} steps, {} preemptions (as found: {} steps, {} preemptions)",
+                v.steps, v.preemptions, v.found_steps, v.found_preemptions
             );
             let _ = writeln!(out, "    {}", v.message);
             let _ = writeln!(out, "    replay: braid replay {}", v.replay_file);

@@ -144,3 +144,81 @@ fn bind_race_trace_snapshot() {
     let r = run_once(model.as_ref(), replay, 0, &config).0;
     insta::assert_snapshot!(r.trace.unwrap().render_text());
 }
+
+fn shrunk_first_violation(
+    model: &dyn Model,
+    strategy: StrategyKind,
+    invariant: &str,
+) -> (sim::RunResult, sim::RunResult) {
+    let s = explore(model, strategy, true);
+    let found = s
+        .violations
+        .iter()
+        .find(|f| f.invariant == invariant)
+        .expect("found")
+        .run
+        .clone();
+    let config = RunConfig {
+        max_steps: 10_000,
+        trace: false,
+    };
+    let shrunk = sim::shrink::shrink(model, &found, &config).run;
+    (found, shrunk)
+}
+
+/// Every remaining preemption is needed: removing any one of them makes the failure disappear.
+fn assert_one_minimal(model: &dyn Model, shrunk: &sim::RunResult) {
+    let invariant = &shrunk.violation().expect("still fails").invariant;
+    let config = RunConfig {
+        max_steps: 10_000,
+        trace: false,
+    };
+    for &step in &shrunk.preempted_steps {
+        let switches = sim::shrink::without_preemption(&shrunk.decisions, step);
+        let r = run_once(
+            model,
+            Box::new(sim::strategy::Guided::new(switches)),
+            0,
+            &config,
+        )
+        .0;
+        assert!(
+            r.violation().is_none_or(|v| &v.invariant != invariant),
+            "preemption at step {step} is not needed"
+        );
+    }
+    // And the minimised schedule replays strictly to the same run.
+    let again = run_once(
+        model,
+        Box::new(Replay::strict(shrunk.decisions.clone())),
+        0,
+        &config,
+    )
+    .0;
+    assert_eq!(again.digest, shrunk.digest);
+}
+
+#[test]
+fn shrinking_is_one_minimal_and_the_bind_race_needs_one_preemption() {
+    let model = broker("original", 1, "await");
+    for strategy in [StrategyKind::Random, StrategyKind::Pct { depth: 3 }] {
+        let (found, shrunk) = shrunk_first_violation(model.as_ref(), strategy, "delivery-order");
+        assert!(shrunk.preemptions <= found.preemptions);
+        // The reference's race: the publisher runs between register_session and bind (one
+        // preemption); the lane going ahead of the drain is select!'s choice, not a preemption.
+        assert_eq!(
+            shrunk.preemptions, 1,
+            "{strategy:?}: {:?}",
+            shrunk.decisions
+        );
+        assert_one_minimal(model.as_ref(), &shrunk);
+    }
+    let access = broker("unbound-behind", 2, "access");
+    let (found, shrunk) =
+        shrunk_first_violation(access.as_ref(), StrategyKind::Random, "delivery-order");
+    assert!(shrunk.preemptions < found.preemptions);
+    assert_one_minimal(access.as_ref(), &shrunk);
+    let gate = broker("gate-lane", 1, "await");
+    let (_, shrunk) = shrunk_first_violation(gate.as_ref(), StrategyKind::Random, "deadlock");
+    assert_one_minimal(gate.as_ref(), &shrunk);
+}

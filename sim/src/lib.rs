@@ -13,6 +13,7 @@ mod rt;
 pub mod run;
 pub mod scenario;
 pub mod schedule;
+pub mod shrink;
 pub mod strategy;
 pub mod sync;
 pub mod trace;

@@ -24,6 +24,13 @@ pub struct FoundBy {
     pub run: u64,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShrunkFrom {
+    pub steps: usize,
+    pub preemptions: usize,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReplayFile {
@@ -37,6 +44,9 @@ pub struct ReplayFile {
     pub violation: Violation,
     pub steps: usize,
     pub preemptions: usize,
+    /// The size of the schedule as found, before minimisation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shrunk_from: Option<ShrunkFrom>,
     /// The trace digest, 16 hex digits: a replay must reproduce it exactly.
     pub digest: String,
     pub decisions: Vec<Decision>,

@@ -51,6 +51,8 @@ pub struct RunResult {
     pub decisions: Vec<Decision>,
     pub steps: usize,
     pub preemptions: usize,
+    /// The steps at which a still-enabled task was preempted.
+    pub preempted_steps: Vec<usize>,
     /// Tasks spawned during the run.
     pub tasks: usize,
     /// A digest of every step (task, operation, object, choice) and every model event.
@@ -106,7 +108,8 @@ pub fn run_once(
         outcome,
         decisions,
         steps: exec.steps,
-        preemptions: exec.preemptions,
+        preemptions: exec.preempted_steps.len(),
+        preempted_steps: exec.preempted_steps.clone(),
         tasks: exec.tasks.len(),
         digest: exec.digest(),
         trace: exec.trace.clone(),

@@ -6,8 +6,10 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use sim::explore::{Explorer, Progress};
-use sim::replay_file::{digest_hex, FoundBy, ReplayFile, FORMAT_VERSION};
+use sim::replay_file::{digest_hex, FoundBy, ReplayFile, ShrunkFrom, FORMAT_VERSION};
 use sim::scenario::{parse_strategy, Expected, Scenario};
+use sim::shrink::shrink;
+use sim::RunConfig;
 
 use crate::cli::{Cli, ExploreArgs, Format, StrategyArg};
 use crate::report::{ScenarioReport, ViolationReport};
@@ -102,7 +104,21 @@ fn explore_one(
         bar.finish_and_clear();
     }
     let mut violations = Vec::new();
+    let run_config = RunConfig {
+        max_steps: defaults.max_steps,
+        trace: false,
+    };
     for found in &summary.violations {
+        let (run, shrunk_from) = if args.no_shrink {
+            (found.run.clone(), None)
+        } else {
+            let shrunk = shrink(model, &found.run, &run_config);
+            let from = ShrunkFrom {
+                steps: shrunk.before_steps,
+                preemptions: shrunk.before_preemptions,
+            };
+            (shrunk.run, Some(from))
+        };
         let file = ReplayFile {
             format: FORMAT_VERSION,
             scenario: scenario.name.clone(),
@@ -116,27 +132,29 @@ fn explore_one(
                 seed,
                 run: found.first_run,
             },
-            violation: found
-                .run
+            violation: run
                 .violation()
                 .cloned()
                 .expect("a found violation's run violates"),
-            steps: found.run.steps,
-            preemptions: found.run.preemptions,
-            digest: digest_hex(found.run.digest),
-            decisions: found.run.decisions.clone(),
+            steps: run.steps,
+            preemptions: run.preemptions,
+            shrunk_from,
+            digest: digest_hex(run.digest),
+            decisions: run.decisions.clone(),
         };
         let path = file.default_path(&args.out);
         file.write_atomic(&path)
             .with_context(|| format!("writing {}", path.display()))?;
         violations.push(ViolationReport {
             invariant: found.invariant.clone(),
-            message: found.message.clone(),
+            message: file.violation.message.clone(),
             first_run: found.first_run,
             count: found.count,
             time_to_first_ms: found.time_to_first.as_secs_f64() * 1e3,
-            steps: found.run.steps,
-            preemptions: found.run.preemptions,
+            steps: run.steps,
+            preemptions: run.preemptions,
+            found_steps: found.run.steps,
+            found_preemptions: found.run.preemptions,
             replay_file: path.display().to_string(),
         });
     }

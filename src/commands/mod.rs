@@ -1,3 +1,4 @@
 pub mod explore;
 pub mod list;
 pub mod replay;
+pub mod shrink;

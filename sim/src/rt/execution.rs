@@ -37,7 +37,7 @@ pub(crate) struct Execution {
     pub current: Option<TaskId>,
     pub grain: Grain,
     pub steps: usize,
-    pub preemptions: usize,
+    pub preempted_steps: Vec<usize>,
     pub decisions: Vec<Recorded>,
     pub trace: Option<Trace>,
     pub end: Option<End>,
@@ -61,7 +61,7 @@ impl Execution {
             current: None,
             grain,
             steps: 0,
-            preemptions: 0,
+            preempted_steps: Vec::new(),
             decisions: Vec::new(),
             trace: trace.then(Trace::default),
             end: None,
@@ -266,7 +266,7 @@ impl Execution {
             .take()
             .expect("an enabled task is parked");
         if preempted {
-            self.preemptions += 1;
+            self.preempted_steps.push(self.steps);
         }
         self.decisions.push(Recorded::Task(pick));
         self.digest.write_usize(pick.0);

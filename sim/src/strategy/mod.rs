@@ -1,12 +1,14 @@
 //! Scheduling strategies. The executor asks a `Strategy` which enabled task runs next and which
 //! value a `choose` draws; it knows nothing else about how they decide. One strategy per file.
 
+mod guided;
 mod pct;
 mod random;
 mod replay;
 
 use serde::{Deserialize, Serialize};
 
+pub use guided::{Guided, Switches};
 pub use pct::Pct;
 pub use random::Random;
 pub use replay::Replay;

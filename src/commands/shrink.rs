@@ -1,0 +1,52 @@
+//! `braid shrink`: minimise an existing replay file's schedule, in place.
+
+use anyhow::{bail, Context, Result};
+use sim::replay_file::{digest_hex, ReplayFile, ShrunkFrom};
+use sim::shrink::shrink;
+use sim::strategy::Replay;
+use sim::{run_once, RunConfig, RunOutcome};
+
+use crate::cli::ShrinkArgs;
+use crate::Verdict;
+
+pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
+    let mut file = ReplayFile::load(&args.file)?;
+    let path = args.file.display();
+    let model = models::registry::build(&file.model, &file.variant, &file.params)
+        .with_context(|| format!("{path}"))?;
+    let config = RunConfig {
+        max_steps: file.max_steps,
+        trace: false,
+    };
+    let replay = Box::new(Replay::strict(file.decisions.clone()));
+    let (found, _) = run_once(model.as_ref(), replay, file.found.run, &config);
+    match &found.outcome {
+        RunOutcome::Diverged(d) => bail!("{path}: the model drifted: {d}"),
+        RunOutcome::Violation(v) if v.invariant == file.violation.invariant => {}
+        _ => bail!(
+            "{path}: the recorded violation {} no longer reproduces; nothing to shrink",
+            file.violation.invariant
+        ),
+    }
+    let shrunk = shrink(model.as_ref(), &found, &config);
+    let run = shrunk.run;
+    println!(
+        "{path}: {} steps, {} preemptions -> {} steps, {} preemptions ({} guided runs)",
+        found.steps, found.preemptions, run.steps, run.preemptions, shrunk.attempts
+    );
+    file.shrunk_from.get_or_insert(ShrunkFrom {
+        steps: found.steps,
+        preemptions: found.preemptions,
+    });
+    file.violation = run
+        .violation()
+        .cloned()
+        .expect("shrinking keeps the violation");
+    file.steps = run.steps;
+    file.preemptions = run.preemptions;
+    file.digest = digest_hex(run.digest);
+    file.decisions = run.decisions;
+    file.write_atomic(&args.file)
+        .with_context(|| format!("writing {path}"))?;
+    Ok(Verdict::Violation)
+}
