@@ -4,7 +4,6 @@
 //! `cargo bench -- --quick` uses fewer runs; any other argument filters scenarios by name.
 
 use std::path::Path;
-use std::time::Duration;
 
 use sim::explore::Explorer;
 use sim::scenario::{parse_strategy, Expected, Scenario};
@@ -62,7 +61,7 @@ fn main() {
         }
     }
     println!();
-    println!("first violation over {SEEDS} seeds (median; budget 200000 runs per seed)");
+    println!("first violation over {SEEDS} seeds (median; budget 100000 runs per seed)");
     println!(
         "{:<32} {:>10} {:>14} {:>14} {:>8}",
         "scenario", "strategy", "runs to first", "ms to first", "found"
@@ -88,7 +87,7 @@ fn main() {
                 let summary = Explorer::new(model.as_ref())
                     .strategy(strategy)
                     .seed(seed)
-                    .runs(200_000)
+                    .runs(100_000)
                     .stop_on_first(true)
                     .run()
                     .expect("explore");
@@ -104,7 +103,6 @@ fn main() {
                     }
                 }
             }
-            let _ = Duration::ZERO;
             println!(
                 "{:<32} {:>10} {:>14.0} {:>14.2} {:>5}/{SEEDS}",
                 s.name,
