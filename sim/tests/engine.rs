@@ -6,7 +6,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use sim::invariant::Invariant;
-use sim::strategy::{Pct, Random, Replay, Strategy};
+use sim::strategy::{Guided, Pct, Random, Replay, Strategy, Switches};
 use sim::sync::{channel, Mutex, Notify};
 use sim::{run_once, yield_point, History, Model, Monitor, RunConfig, RunOutcome};
 
@@ -299,10 +299,10 @@ impl Invariant<Note> for ReadAfterInit {
 
 #[test]
 fn pct_finds_a_depth_two_bug_that_a_non_preemptive_run_misses() {
-    // Guided replay of an empty schedule never preempts.
+    // A guided run with no context switches never preempts.
     let calm = run_once(
         &OrderBug,
-        Box::new(Replay::guided(vec![])),
+        Box::new(Guided::new(Switches::default())),
         0,
         &config(false),
     )

@@ -1,6 +1,5 @@
-//! Follows a recorded decision list. In strict mode a recorded task that is not enabled (or a
-//! recorded value out of range) is a divergence naming the step; in guided mode — the shrinker's
-//! — a decision that no longer applies is replaced by "keep running the current task".
+//! Follows a recorded decision list. A recorded task that is not enabled (or a recorded value out
+//! of range) is a divergence naming the step. (The shrinker's lenient counterpart is `Guided`.)
 
 use super::{PickView, Strategy};
 use crate::rt::TaskId;
@@ -9,38 +8,17 @@ use crate::schedule::{Decision, Divergence};
 pub struct Replay {
     decisions: Vec<Decision>,
     next: usize,
-    guided: bool,
 }
 
 impl Replay {
     /// Follows `decisions` exactly; anything else is a divergence.
     pub fn strict(decisions: Vec<Decision>) -> Self {
-        Replay {
-            decisions,
-            next: 0,
-            guided: false,
-        }
-    }
-
-    /// Follows `decisions` where they still apply, and otherwise does not preempt.
-    pub fn guided(decisions: Vec<Decision>) -> Self {
-        Replay {
-            decisions,
-            next: 0,
-            guided: true,
-        }
+        Replay { decisions, next: 0 }
     }
 
     fn enabled_names(view: &PickView<'_>) -> String {
         let names: Vec<&str> = view.enabled.iter().map(|t| view.name(*t)).collect();
         format!("[{}]", names.join(", "))
-    }
-
-    fn no_preemption(view: &PickView<'_>) -> TaskId {
-        match view.current {
-            Some(cur) if view.enabled.contains(&cur) => cur,
-            _ => view.enabled[0],
-        }
     }
 }
 
@@ -56,16 +34,9 @@ impl Strategy for Replay {
             Some(Decision::Task(name)) => view.enabled.iter().find(|t| view.name(**t) == name),
             _ => None,
         };
-        match (found, self.guided) {
-            (Some(task), _) => Ok(*task),
-            (None, true) => {
-                // A removed or stale decision: skip it and keep running the current task.
-                if matches!(recorded, Some(Decision::Choice { .. })) {
-                    return self.pick_task(view);
-                }
-                Ok(Self::no_preemption(view))
-            }
-            (None, false) => Err(Divergence {
+        match found {
+            Some(task) => Ok(*task),
+            None => Err(Divergence {
                 step: view.step,
                 expected: match recorded {
                     Some(d) => format!("task {d}"),
@@ -83,7 +54,6 @@ impl Strategy for Replay {
                 self.next += 1;
                 Ok(choose)
             }
-            _ if self.guided => Ok(0),
             other => Err(Divergence {
                 step,
                 expected: match other {
