@@ -15,6 +15,13 @@ pub enum BuildError {
         variant: String,
         known: String,
     },
+    #[error("variant '{variant}' of model '{model}' has no guard '{guard}' (guards: {known})")]
+    UnknownGuard {
+        model: String,
+        variant: String,
+        guard: String,
+        known: String,
+    },
     #[error("bad parameters for model '{model}': {message}")]
     BadParams { model: String, message: String },
 }
@@ -40,25 +47,73 @@ pub fn build(
     variant: &str,
     params: &serde_json::Value,
 ) -> Result<Box<dyn Model>, BuildError> {
+    build_mutant(model, variant, params, None)
+}
+
+/// The guards of `variant` that `braid mutants` knocks out one at a time (none for the buggy
+/// variants).
+pub fn guards(model: &str, variant: &str) -> Result<Vec<&'static str>, BuildError> {
+    match model {
+        "broker" => Ok(broker_variant(model, variant)?.guard_names().to_vec()),
+        _ => Err(unknown_model(model)),
+    }
+}
+
+/// Builds `model` in `variant`, with the guard `knock_out` removed when given.
+pub fn build_mutant(
+    model: &str,
+    variant: &str,
+    params: &serde_json::Value,
+    knock_out: Option<&str>,
+) -> Result<Box<dyn Model>, BuildError> {
     match model {
         "broker" => {
-            let v =
-                broker::Variant::parse(variant).ok_or_else(|| unknown_variant(model, variant))?;
+            let v = broker_variant(model, variant)?;
             let p: broker::Params = parse_params(model, params)?;
-            p.validate().map_err(|message| BuildError::BadParams {
-                model: model.into(),
-                message,
-            })?;
-            Ok(Box::new(broker::Broker::new(v, p)))
+            p.validate().map_err(|message| bad_params(model, message))?;
+            match knock_out {
+                None => Ok(Box::new(broker::Broker::new(v, p))),
+                Some(guard) => broker::Broker::mutant(v, p, guard)
+                    .map(|b| Box::new(b) as Box<dyn Model>)
+                    .ok_or_else(|| unknown_guard(model, variant, guard, v.guard_names())),
+            }
         }
-        _ => Err(BuildError::UnknownModel {
-            name: model.into(),
-            known: catalog()
-                .iter()
-                .map(|m| m.name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        }),
+        _ => Err(unknown_model(model)),
+    }
+}
+
+fn broker_variant(model: &str, variant: &str) -> Result<broker::Variant, BuildError> {
+    broker::Variant::parse(variant).ok_or_else(|| unknown_variant(model, variant))
+}
+
+fn unknown_model(model: &str) -> BuildError {
+    BuildError::UnknownModel {
+        name: model.into(),
+        known: catalog()
+            .iter()
+            .map(|m| m.name)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+fn bad_params(model: &str, message: String) -> BuildError {
+    BuildError::BadParams {
+        model: model.into(),
+        message,
+    }
+}
+
+fn unknown_guard(model: &str, variant: &str, guard: &str, known: &[&str]) -> BuildError {
+    BuildError::UnknownGuard {
+        model: model.into(),
+        variant: variant.into(),
+        guard: guard.into(),
+        known: if known.is_empty() {
+            "none".into()
+        } else {
+            known.join(", ")
+        },
     }
 }
 
@@ -71,10 +126,7 @@ fn parse_params<P: serde::de::DeserializeOwned>(
     } else {
         params.clone()
     };
-    serde_json::from_value(params).map_err(|e| BuildError::BadParams {
-        model: model.into(),
-        message: e.to_string(),
-    })
+    serde_json::from_value(params).map_err(|e| bad_params(model, e.to_string()))
 }
 
 fn unknown_variant(model: &str, variant: &str) -> BuildError {

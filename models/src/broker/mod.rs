@@ -115,6 +115,12 @@ impl Broker {
             params,
         }
     }
+
+    /// The variant with one guard knocked out (a mutant); `None` if it has no such guard.
+    pub fn mutant(variant: Variant, params: Params, guard: &str) -> Option<Self> {
+        let mut broker = Broker::new(variant, params);
+        broker.guards.knock_out(guard).then_some(broker)
+    }
 }
 
 impl Model for Broker {

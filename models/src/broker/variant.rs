@@ -64,6 +64,35 @@ impl Variant {
     }
 }
 
+/// The guards of a fixed variant that `braid mutants` knocks out one at a time.
+pub const GUARDS: [&str; 1] = ["bind-flag"];
+
+impl Variant {
+    /// The guards this variant has (the buggy variants have none to knock out).
+    pub fn guard_names(self) -> &'static [&'static str] {
+        if self.guards().bind_flag {
+            &GUARDS
+        } else {
+            &[]
+        }
+    }
+}
+
+impl Guards {
+    /// Removes the named guard; false if the variant has no such guard.
+    pub fn knock_out(&mut self, guard: &str) -> bool {
+        match guard {
+            // Without expect_bind/mark_bound, awaiting_bind stays 0: behind() cannot see that
+            // c is unbound.
+            "bind-flag" if self.bind_flag => {
+                self.bind_flag = false;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 /// What distinguishes the variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Guards {
