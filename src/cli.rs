@@ -26,6 +26,8 @@ pub enum Command {
     Explore(ExploreArgs),
     /// Re-run a replay file, print its trace and whether the violation reproduces.
     Replay(ReplayArgs),
+    /// Knock out each guard of the fixed variants, one at a time, and check exploration catches it.
+    Mutants(MutantsArgs),
     /// Minimise a replay file's schedule (fewest preemptions that still fail), in place.
     Shrink(ShrinkArgs),
 }
@@ -42,11 +44,9 @@ pub enum StrategyArg {
     Pct,
 }
 
+/// How each scenario is explored (defaults: the scenario file's `[explore]`).
 #[derive(clap::Args)]
-pub struct ExploreArgs {
-    /// Scenario names (or paths to .toml files), or `all`.
-    #[arg(required = true)]
-    pub scenarios: Vec<String>,
+pub struct BudgetArgs {
     /// Scheduling strategy (default: the scenario's).
     #[arg(long, value_enum)]
     pub strategy: Option<StrategyArg>,
@@ -62,17 +62,41 @@ pub struct ExploreArgs {
     /// Time budget per scenario, in seconds; checked after every run.
     #[arg(long)]
     pub time: Option<f64>,
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
-    /// Where replay files are written.
-    #[arg(long, default_value = "seeds")]
-    pub out: PathBuf,
     /// Re-run a sample of schedules (and every first failure) and fail on any trace difference.
     #[arg(long)]
     pub check_determinism: bool,
     /// Write failing schedules as found, without minimising them.
     #[arg(long)]
     pub no_shrink: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ExploreArgs {
+    /// Scenario names (or paths to .toml files), or `all`.
+    #[arg(required = true)]
+    pub scenarios: Vec<String>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Where replay files are written.
+    #[arg(long, default_value = "seeds")]
+    pub out: PathBuf,
+}
+
+#[derive(clap::Args)]
+pub struct MutantsArgs {
+    /// Scenario names (or paths to .toml files), or `all`: each guard of each scenario's
+    /// variant is knocked out in turn.
+    #[arg(required = true)]
+    pub scenarios: Vec<String>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Where the replay files of caught mutants are written.
+    #[arg(long, default_value = "target/braid/mutants")]
+    pub out: PathBuf,
 }
 
 #[derive(clap::Args)]

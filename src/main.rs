@@ -30,6 +30,7 @@ fn main() -> ExitCode {
         Command::Explore(args) => commands::explore::run(&cli, args),
         Command::Replay(args) => commands::replay::run(args),
         Command::Shrink(args) => commands::shrink::run(args),
+        Command::Mutants(args) => commands::mutants::run(&cli, args),
     };
     match result {
         Ok(Verdict::Clean) => ExitCode::SUCCESS,

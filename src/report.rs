@@ -26,6 +26,9 @@ pub struct ScenarioReport {
     pub scenario: String,
     pub model: String,
     pub variant: String,
+    /// The guard knocked out, for a mutant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mutant: Option<String>,
     pub strategy: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub depth: Option<usize>,
@@ -49,9 +52,13 @@ impl ScenarioReport {
             Some(d) => format!("{} depth {d}", self.strategy),
             None => self.strategy.clone(),
         };
+        let mutant = match &self.mutant {
+            Some(guard) => format!(" without guard {guard}"),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "{}  ({}/{}, {strategy}, seed {})",
+            "{}{mutant}  ({}/{}, {strategy}, seed {})",
             self.scenario, self.model, self.variant, self.seed
         );
         let _ = writeln!(

@@ -203,3 +203,28 @@ fn bad_replay_files_are_one_clear_line_and_exit_2() {
     let digest = write("digest.json", &digest.to_string());
     assert_bad_input(&braid(&["replay", &digest]), "trace digest");
 }
+
+#[test]
+fn mutants_of_a_fixed_variant_are_caught_and_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = braid(&[
+        "mutants",
+        "broker-bound-first",
+        "--runs",
+        "2000",
+        "--format",
+        "json",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let m = &report[0];
+    assert_eq!(m["guard"], "bind-flag");
+    assert_eq!(m["caught"], true);
+    let v = &m["exploration"]["violations"][0];
+    assert_eq!(v["invariant"], "delivery-order");
+    let replay = braid(&["replay", v["replay_file"].as_str().unwrap()]);
+    assert_eq!(code(&replay), 1, "{}", stderr(&replay));
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("reproduced: delivery-order"));
+}

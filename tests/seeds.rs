@@ -29,8 +29,13 @@ fn every_seed_reproduces_its_violation() {
     assert!(!files.is_empty(), "the corpus is not empty");
     for path in files {
         let file = ReplayFile::load(&path).unwrap_or_else(|e| panic!("{e}"));
-        let model = models::registry::build(&file.model, &file.variant, &file.params)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let model = models::registry::build_mutant(
+            &file.model,
+            &file.variant,
+            &file.params,
+            file.mutant.as_deref(),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let config = RunConfig {
             max_steps: file.max_steps,
             trace: false,

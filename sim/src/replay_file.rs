@@ -38,6 +38,9 @@ pub struct ReplayFile {
     pub scenario: String,
     pub model: String,
     pub variant: String,
+    /// The guard knocked out, when the schedule was found on a mutant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mutant: Option<String>,
     pub params: serde_json::Value,
     pub max_steps: usize,
     pub found: FoundBy,
@@ -104,7 +107,11 @@ impl ReplayFile {
     /// `<dir>/<scenario>/<invariant>-<first 8 digest digits>.json`: the same schedule found twice
     /// is one file.
     pub fn default_path(&self, dir: &Path) -> PathBuf {
-        dir.join(&self.scenario).join(format!(
+        let scenario = match &self.mutant {
+            Some(guard) => format!("{}-without-{guard}", self.scenario),
+            None => self.scenario.clone(),
+        };
+        dir.join(scenario).join(format!(
             "{}-{}.json",
             self.violation.invariant,
             &self.digest[..8]

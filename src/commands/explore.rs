@@ -1,6 +1,7 @@
 //! `braid explore`: explore each scenario, write a replay file per violated invariant, report.
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -11,12 +12,12 @@ use sim::scenario::{parse_strategy, Expected, Scenario};
 use sim::shrink::shrink;
 use sim::RunConfig;
 
-use crate::cli::{Cli, ExploreArgs, Format, StrategyArg};
+use crate::cli::{BudgetArgs, Cli, ExploreArgs, Format, StrategyArg};
 use crate::report::{ScenarioReport, ViolationReport};
 use crate::Verdict;
 
 pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
-    let scenarios = select(cli, &args.scenarios)?;
+    let scenarios = select(&cli.scenario_dir, &args.scenarios)?;
     // Build every model first: bad input fails before any exploration starts.
     let mut built = Vec::new();
     for s in scenarios {
@@ -26,7 +27,7 @@ pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
     }
     let mut reports = Vec::new();
     for (scenario, model) in &built {
-        let report = explore_one(scenario, model.as_ref(), args)?;
+        let report = explore_one(scenario, model.as_ref(), None, &args.budget, &args.out)?;
         if args.format == Format::Text {
             print!("{}", report.render_text());
         }
@@ -43,20 +44,25 @@ pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
     })
 }
 
-fn select(cli: &Cli, names: &[String]) -> Result<Vec<Scenario>> {
+/// The scenarios named on the command line (`all`: every file in the directory).
+pub fn select(dir: &Path, names: &[String]) -> Result<Vec<Scenario>> {
     if names.iter().any(|n| n == "all") {
-        return Ok(Scenario::load_dir(&cli.scenario_dir)?);
+        return Ok(Scenario::load_dir(dir)?);
     }
     names
         .iter()
-        .map(|n| Scenario::find(&cli.scenario_dir, n).map_err(Into::into))
+        .map(|n| Scenario::find(dir, n).map_err(Into::into))
         .collect()
 }
 
-fn explore_one(
+/// Explores `model` (the scenario's variant, or its mutant without guard `mutant`), writes a
+/// minimised replay file per violated invariant under `out`, and reports.
+pub fn explore_one(
     scenario: &Scenario,
     model: &dyn sim::Model,
-    args: &ExploreArgs,
+    mutant: Option<&str>,
+    args: &BudgetArgs,
+    out: &Path,
 ) -> Result<ScenarioReport> {
     let defaults = &scenario.explore;
     let strategy_name = match args.strategy {
@@ -79,7 +85,11 @@ fn explore_one(
         (None, Some(_)) if args.time.is_some() => None,
         (None, _) => Some(defaults.runs),
     };
-    let bar = progress_bar(args, &scenario.name, runs);
+    let label = match mutant {
+        Some(guard) => format!("{} without {guard}", scenario.name),
+        None => scenario.name.clone(),
+    };
+    let bar = progress_bar(&label, runs);
     let mut explorer = Explorer::new(model)
         .strategy(strategy)
         .seed(seed)
@@ -99,7 +109,7 @@ fn explore_one(
     }
     let summary = explorer
         .run()
-        .with_context(|| format!("exploring {}", scenario.name))?;
+        .with_context(|| format!("exploring {label}"))?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -124,6 +134,7 @@ fn explore_one(
             scenario: scenario.name.clone(),
             model: scenario.model.clone(),
             variant: scenario.variant.clone(),
+            mutant: mutant.map(str::to_string),
             params: scenario.params.clone(),
             max_steps: defaults.max_steps,
             found: FoundBy {
@@ -142,7 +153,7 @@ fn explore_one(
             digest: digest_hex(run.digest),
             decisions: run.decisions.clone(),
         };
-        let path = file.default_path(&args.out);
+        let path = file.default_path(out);
         file.write_atomic(&path)
             .with_context(|| format!("writing {}", path.display()))?;
         violations.push(ViolationReport {
@@ -173,6 +184,7 @@ fn explore_one(
         scenario: scenario.name.clone(),
         model: scenario.model.clone(),
         variant: scenario.variant.clone(),
+        mutant: mutant.map(str::to_string),
         strategy: strategy.name().to_string(),
         depth: strategy.depth(),
         seed,
@@ -189,8 +201,9 @@ fn explore_one(
     })
 }
 
-fn progress_bar(args: &ExploreArgs, name: &str, runs: Option<u64>) -> Option<ProgressBar> {
-    if args.format != Format::Text || !std::io::stderr().is_terminal() {
+/// A progress bar on a terminal; none when stderr is piped (or JSON goes to stdout).
+fn progress_bar(name: &str, runs: Option<u64>) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
         return None;
     }
     let bar = ProgressBar::new(runs.unwrap_or(0));

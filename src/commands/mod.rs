@@ -1,4 +1,5 @@
 pub mod explore;
 pub mod list;
+pub mod mutants;
 pub mod replay;
 pub mod shrink;

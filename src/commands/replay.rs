@@ -26,8 +26,13 @@ struct ReplayReport<'a> {
 
 pub fn run(args: &ReplayArgs) -> Result<Verdict> {
     let file = ReplayFile::load(&args.file)?;
-    let model = models::registry::build(&file.model, &file.variant, &file.params)
-        .with_context(|| format!("{}", args.file.display()))?;
+    let model = models::registry::build_mutant(
+        &file.model,
+        &file.variant,
+        &file.params,
+        file.mutant.as_deref(),
+    )
+    .with_context(|| format!("{}", args.file.display()))?;
     let config = RunConfig {
         max_steps: file.max_steps,
         trace: true,

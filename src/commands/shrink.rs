@@ -12,8 +12,13 @@ use crate::Verdict;
 pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
     let mut file = ReplayFile::load(&args.file)?;
     let path = args.file.display();
-    let model = models::registry::build(&file.model, &file.variant, &file.params)
-        .with_context(|| format!("{path}"))?;
+    let model = models::registry::build_mutant(
+        &file.model,
+        &file.variant,
+        &file.params,
+        file.mutant.as_deref(),
+    )
+    .with_context(|| format!("{path}"))?;
     let config = RunConfig {
         max_steps: file.max_steps,
         trace: false,
