@@ -111,4 +111,13 @@ pub struct ReplayArgs {
     pub file: PathBuf,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Also write a swimlane picture of the run as SVG.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Also write an HTML page with the swimlane picture and the trace.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Print a Mermaid sequence diagram (for a pull request comment) instead of the text trace.
+    #[arg(long)]
+    pub mermaid: bool,
 }

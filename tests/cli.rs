@@ -228,3 +228,48 @@ fn mutants_of_a_fixed_variant_are_caught_and_replay() {
     assert_eq!(code(&replay), 1, "{}", stderr(&replay));
     assert!(String::from_utf8_lossy(&replay.stdout).contains("reproduced: delivery-order"));
 }
+
+#[test]
+fn replay_renders_svg_html_and_mermaid() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = good_replay(dir.path());
+    let svg = dir.path().join("race.svg");
+    let html = dir.path().join("race.html");
+    let o = braid(&[
+        "replay",
+        path.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+        "--mermaid",
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let mermaid = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        mermaid.starts_with("```mermaid\nsequenceDiagram\n"),
+        "{mermaid}"
+    );
+    assert!(mermaid.contains("participant L1 as handler:c"), "{mermaid}");
+    assert!(
+        mermaid.contains("rect rgb(255, 228, 181)"),
+        "a preemption is marked"
+    );
+    assert!(
+        mermaid.contains("restart#35;1"),
+        "# is escaped for Mermaid: {mermaid}"
+    );
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.starts_with("<svg "));
+    assert!(svg.trim_end().ends_with("</svg>"));
+    for needle in [
+        "publisher:p1",
+        "queue.entries",
+        "route p1#1 -&gt; QoS1 lane",
+        "violation delivery-order",
+    ] {
+        assert!(svg.contains(needle), "{needle} in the SVG");
+    }
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(html.contains("<svg ") && html.contains("<pre>"));
+}

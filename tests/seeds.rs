@@ -38,7 +38,7 @@ fn every_seed_reproduces_its_violation() {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let config = RunConfig {
             max_steps: file.max_steps,
-            trace: false,
+            trace: true,
         };
         let replay = Box::new(Replay::strict(file.decisions.clone()));
         let r = run_once(model.as_ref(), replay, file.found.run, &config).0;
@@ -48,5 +48,13 @@ fn every_seed_reproduces_its_violation() {
         assert_eq!(v, &file.violation, "{}", path.display());
         assert_eq!(digest_hex(r.digest), file.digest, "{}", path.display());
         assert_eq!(r.preemptions, file.preemptions, "{}", path.display());
+        // Pin the minimised trace: a model change that alters a counterexample shows up in review.
+        let name = path
+            .strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds"))
+            .unwrap()
+            .with_extension("")
+            .to_string_lossy()
+            .replace(['/', '\\'], "__");
+        insta::assert_snapshot!(name, r.trace.unwrap().render_text());
     }
 }

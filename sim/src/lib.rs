@@ -8,6 +8,7 @@ pub mod history;
 pub mod invariant;
 pub mod model;
 pub mod ops;
+pub mod render;
 pub mod replay_file;
 mod rt;
 pub mod run;

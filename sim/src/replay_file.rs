@@ -120,21 +120,31 @@ impl ReplayFile {
 
     /// Writes the file atomically: a temporary file in the same directory, then a rename.
     pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
-        let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
         let mut json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         json.push('\n');
-        let tmp = dir.join(format!(
-            ".{}.{}.tmp",
-            path.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default(),
-            std::process::id()
-        ));
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(json.as_bytes())?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
+        write_atomic(path, json.as_bytes())
     }
+}
+
+/// Writes `bytes` to `path` atomically (temporary file in the same directory, then a rename),
+/// creating the directory if needed: a reader never sees half a file, and an existing file is
+/// only replaced by a complete one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)
 }

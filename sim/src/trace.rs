@@ -13,6 +13,9 @@ pub enum TraceLine {
         step: usize,
         task: String,
         op: String,
+        /// The engine object the operation touched (lock, channel, notify, atomic).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        object: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         effect: Option<String>,
         /// Another enabled task was running and was preempted.
@@ -45,6 +48,7 @@ impl Trace {
                     op,
                     effect,
                     preempted,
+                    ..
                 } => {
                     let mark = if *preempted { '*' } else { ' ' };
                     let _ = write!(out, "{step:>4}{mark} {task:<14} {op}");

@@ -3,7 +3,8 @@
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
-use sim::replay_file::{digest_hex, ReplayFile};
+use sim::render::{self, Caption};
+use sim::replay_file::{digest_hex, write_atomic, ReplayFile};
 use sim::strategy::Replay;
 use sim::{run_once, RunConfig, RunOutcome, Violation};
 
@@ -53,7 +54,32 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
             file.digest
         );
     }
+    let title = format!(
+        "{} ({}/{}{})",
+        file.scenario,
+        file.model,
+        file.variant,
+        file.mutant
+            .as_deref()
+            .map(|g| format!(" without {g}"))
+            .unwrap_or_default()
+    );
+    let caption = Caption {
+        title: &title,
+        verdict: violation.map(|v| (v.invariant.as_str(), v.message.as_str())),
+    };
+    if let Some(out) = &args.svg {
+        write_atomic(out, render::svg(&trace, &caption).as_bytes())
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    if let Some(out) = &args.html {
+        write_atomic(out, render::html(&trace, &caption).as_bytes())
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
     match args.format {
+        _ if args.mermaid => {
+            println!("```mermaid\n{}```", render::mermaid(&trace, &caption));
+        }
         Format::Json => {
             let report = ReplayReport {
                 file: path.to_string(),

@@ -60,6 +60,11 @@ impl ClientHandler {
         let persisted = self.shared.storage.load_persisted_inflight().await;
         let redeliveries: Vec<Msg> = persisted.iter().map(|m| Msg { dup: true, ..*m }).collect();
         self.shared.queue.requeue_front(&redeliveries).await;
+        for msg in &redeliveries {
+            self.shared
+                .history
+                .emit(BrokerEvent::Requeued { id: msg.id });
+        }
         for msg in &persisted {
             let packet_id = msg
                 .packet_id
@@ -146,6 +151,9 @@ impl ClientHandler {
             let Some(msg) = self.shared.queue.pop_front().await else {
                 break;
             };
+            self.shared
+                .history
+                .emit(BrokerEvent::Drained { id: msg.id });
             self.deliver(msg).await;
             progressed = true;
         }

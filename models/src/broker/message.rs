@@ -37,6 +37,12 @@ pub enum BrokerEvent {
     Restored { id: MsgId, packet_id: u16 },
     /// Ghost: the broker accepted `id` from its publisher.
     Published { id: MsgId },
+    /// Ghost: where the router put a message for c.
+    Routed { id: MsgId, to: Route },
+    /// Ghost: bind() put a persisted in-flight message back at the front of the queue.
+    Requeued { id: MsgId },
+    /// Ghost: drain_backlog took a message off the queue.
+    Drained { id: MsgId },
     /// A PUBLISH for c went on the wire.
     Delivered {
         id: MsgId,
@@ -47,6 +53,19 @@ pub enum BrokerEvent {
     Acked { packet_id: u16 },
 }
 
+/// The router's decision for one message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Route {
+    /// c was not in the clients map: the (offline) queue.
+    Offline,
+    /// c was online but behind(): the queue.
+    Behind,
+    /// c was online and not behind: the QoS1 lane.
+    Lane,
+    /// The lane was full: handed off to the queue.
+    HandOff,
+}
+
 impl fmt::Display for BrokerEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -54,6 +73,14 @@ impl fmt::Display for BrokerEvent {
                 write!(f, "restored {id} in flight (packet {packet_id}, unacked)")
             }
             BrokerEvent::Published { id } => write!(f, "accepted {id} from its publisher"),
+            BrokerEvent::Routed { id, to } => match to {
+                Route::Offline => write!(f, "route {id} -> queue (c offline)"),
+                Route::Behind => write!(f, "route {id} -> queue (behind)"),
+                Route::Lane => write!(f, "route {id} -> QoS1 lane (not behind)"),
+                Route::HandOff => write!(f, "route {id} -> queue (lane full)"),
+            },
+            BrokerEvent::Requeued { id } => write!(f, "bind: requeue_front {id} DUP"),
+            BrokerEvent::Drained { id } => write!(f, "drain_backlog: pop {id}"),
             BrokerEvent::Delivered { id, packet_id, dup } => write!(
                 f,
                 "wire: PUBLISH {id} packet {packet_id}{} -> c",

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use sim::sync::{channel, Notify, RwLock, Sender};
 use sim::{Grain, History, Model, Monitor};
 
-pub use message::{BrokerEvent, Msg, MsgId};
+pub use message::{BrokerEvent, Msg, MsgId, Route};
 pub use variant::{Behind, Guards, Variant};
 
 use handler::ClientHandler;

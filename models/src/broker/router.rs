@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use sim::sync::{Sender, TrySendError};
 
-use super::message::{BrokerEvent, Msg, MsgId};
+use super::message::{BrokerEvent, Msg, MsgId, Route};
 use super::{Shared, CLIENT};
 
 pub struct Router {
@@ -44,16 +44,27 @@ impl Router {
                 None => Plan::Queue,
             }
         };
-        match plan {
-            Plan::Queue => self.shared.queue.push_back(msg).await,
+        let route = match plan {
+            Plan::Queue => {
+                self.shared.queue.push_back(msg).await;
+                Route::Offline
+            }
             Plan::Online(lane) => {
                 if self.shared.queue.behind().await {
                     self.shared.queue.push_back(msg).await;
+                    Route::Behind
                 } else if let Err(TrySendError::Full(msg)) = lane.try_send(msg).await {
                     self.shared.queue.hand_off(msg).await;
+                    Route::HandOff
+                } else {
+                    Route::Lane
                 }
             }
-        }
+        };
+        self.shared.history.emit(BrokerEvent::Routed {
+            id: msg.id,
+            to: route,
+        });
         // Whatever the plan, c's serve loop (if it runs yet) learns of new work: a publish planned
         // offline may land in the queue after bind() has drained it.
         self.shared.wake.notify_one().await;

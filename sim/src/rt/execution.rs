@@ -282,6 +282,7 @@ impl Execution {
                     objects: &self.objects,
                 }
                 .to_string(),
+                object: op.object().map(|o| self.objects[o.0].name.clone()),
                 effect: None,
                 preempted,
             });

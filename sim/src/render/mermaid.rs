@@ -1,0 +1,86 @@
+//! A Mermaid sequence diagram of a run, to paste into a pull request comment.
+
+use std::fmt::Write as _;
+
+use super::{step_label, Caption, Lanes};
+use crate::trace::{Trace, TraceLine};
+
+/// Mermaid treats `#` and `;` specially in message text: write them as entity codes.
+fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '#' => out.push_str("#35;"),
+            ';' => out.push_str("#59;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+pub fn mermaid(trace: &Trace, caption: &Caption<'_>) -> String {
+    let lanes = Lanes::of(trace);
+    let id = |lane: usize| format!("L{lane}");
+    let mut out = String::from("sequenceDiagram\n");
+    let _ = writeln!(out, "    title {}", text(caption.title));
+    for (i, t) in lanes.tasks.iter().enumerate() {
+        let _ = writeln!(out, "    participant {} as {}", id(i), text(t));
+    }
+    for (i, o) in lanes.objects.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "    participant {} as {}",
+            id(lanes.tasks.len() + i),
+            text(o)
+        );
+    }
+    for line in &trace.lines {
+        match line {
+            TraceLine::Step {
+                step,
+                task,
+                op,
+                object,
+                effect,
+                preempted,
+            } => {
+                let from = id(lanes.task(task));
+                let label = text(&format!(
+                    "{step}: {}",
+                    step_label(op, object.as_deref(), effect.as_deref())
+                ));
+                if *preempted {
+                    let _ = writeln!(out, "    rect rgb(255, 228, 181)");
+                    let _ = writeln!(out, "    Note over {from}: preempts the running task");
+                }
+                match object {
+                    Some(o) => {
+                        let _ = writeln!(out, "    {from}->>{}: {label}", id(lanes.object(o)));
+                    }
+                    None => {
+                        let _ = writeln!(out, "    Note over {from}: {label}");
+                    }
+                }
+                if *preempted {
+                    let _ = writeln!(out, "    end");
+                }
+            }
+            TraceLine::Event { task, text: t, .. } => {
+                let _ = writeln!(
+                    out,
+                    "    Note right of {}: {}",
+                    id(lanes.task(task)),
+                    text(t)
+                );
+            }
+            TraceLine::End { step, text: t } => {
+                let first = id(0);
+                let last = id(lanes.count().saturating_sub(1));
+                let _ = writeln!(out, "    rect rgb(255, 200, 200)");
+                let _ = writeln!(out, "    Note over {first},{last}: {step}: {}", text(t));
+                let _ = writeln!(out, "    end");
+            }
+        }
+    }
+    out
+}
