@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use sim::explore::Explorer;
-use sim::scenario::{parse_strategy, Expected, Scenario};
+use sim::scenario::{Expected, Scenario};
 use sim::strategy::StrategyKind;
 
 const SEEDS: u64 = 20;
@@ -70,13 +70,13 @@ fn main() {
         .iter()
         .filter(|s| filter.is_empty() || filter.iter().any(|f| s.name.contains(f.as_str())))
     {
-        let Expected::Violation(inv) = &s.expected else {
+        let Expected::Violation(expected) = &s.expected else {
             continue;
         };
         let model = models::registry::build(&s.model, &s.variant, &s.params).expect("model");
         let depth = s.explore.depth;
         for strategy in [
-            parse_strategy("random", depth).unwrap(),
+            StrategyKind::Random,
             StrategyKind::Pct { depth: 3 },
             StrategyKind::Pct { depth },
         ] {
@@ -91,7 +91,11 @@ fn main() {
                     .stop_on_first(true)
                     .run()
                     .expect("explore");
-                match summary.violations.iter().find(|f| &f.invariant == inv) {
+                match summary
+                    .violations
+                    .iter()
+                    .find(|f| expected.contains(&f.invariant))
+                {
                     Some(f) => {
                         found += 1;
                         runs_to.push((f.first_run + 1) as f64);

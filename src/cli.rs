@@ -42,6 +42,7 @@ pub enum Format {
 pub enum StrategyArg {
     Random,
     Pct,
+    Dfs,
 }
 
 /// How each scenario is explored (defaults: the scenario file's `[explore]`).
@@ -53,6 +54,12 @@ pub struct BudgetArgs {
     /// PCT depth: bugs needing up to depth-1 preemptions (default: the scenario's).
     #[arg(long)]
     pub depth: Option<usize>,
+    /// DFS: at most this many preemptions per schedule (default: the scenario's bound).
+    #[arg(long)]
+    pub preemption_bound: Option<usize>,
+    /// DFS: plain depth-first search, without sleep sets and partial-order reduction.
+    #[arg(long)]
+    pub no_reduction: bool,
     /// Exploration seed (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,

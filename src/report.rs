@@ -38,6 +38,16 @@ pub struct ScenarioReport {
     pub elapsed_ms: f64,
     pub runs_per_sec: f64,
     pub max_steps_seen: usize,
+    /// DFS covered the whole bounded space: `holds` means every schedule, not a sample.
+    pub exhaustive: bool,
+    /// DFS runs cut as equivalent to an explored schedule (not counted in `runs`).
+    pub pruned: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preemption_bound: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reduction: Option<bool>,
+    /// Distinct end states (each task's own event sequence).
+    pub end_states: usize,
     pub determinism_checked: u64,
     pub outcome: String,
     pub expected: String,
@@ -70,6 +80,30 @@ impl ScenarioReport {
             self.elapsed_ms / 1e3,
             self.runs_per_sec
         );
+        if self.exhaustive {
+            let bound = match self.preemption_bound {
+                Some(b) => format!("preemption bound {b}"),
+                None => "no preemption bound".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "  exhaustive within bound ({bound}{}): {} schedules, {} pruned, {} end states",
+                if self.reduction == Some(false) {
+                    ", no reduction"
+                } else {
+                    ", sleep sets + DPOR"
+                },
+                self.runs,
+                self.pruned,
+                self.end_states
+            );
+        } else if self.strategy == "dfs" {
+            let _ = writeln!(
+                out,
+                "  NOT exhaustive: the budget ran out after {} schedules ({} pruned)",
+                self.runs, self.pruned
+            );
+        }
         if self.determinism_checked > 0 {
             let _ = writeln!(
                 out,

@@ -35,6 +35,7 @@ fn assert_found(model: &dyn Model, strategy: StrategyKind, invariant: &str) {
     let config = RunConfig {
         max_steps: 10_000,
         trace: false,
+        record_accesses: false,
     };
     let replay = Box::new(Replay::strict(found.decisions.clone()));
     let again = run_once(model, replay, 0, &config).0;
@@ -139,6 +140,7 @@ fn bind_race_trace_snapshot() {
     let config = RunConfig {
         max_steps: 10_000,
         trace: true,
+        record_accesses: false,
     };
     let replay = Box::new(Replay::strict(found.run.decisions.clone()));
     let r = run_once(model.as_ref(), replay, 0, &config).0;
@@ -161,6 +163,7 @@ fn shrunk_first_violation(
     let config = RunConfig {
         max_steps: 10_000,
         trace: false,
+        record_accesses: false,
     };
     let shrunk = sim::shrink::shrink(model, &found, &config).run;
     (found, shrunk)
@@ -172,6 +175,7 @@ fn assert_one_minimal(model: &dyn Model, shrunk: &sim::RunResult) {
     let config = RunConfig {
         max_steps: 10_000,
         trace: false,
+        record_accesses: false,
     };
     for &step in &shrunk.preempted_steps {
         let switches = sim::shrink::without_preemption(&shrunk.decisions, step);
@@ -183,7 +187,8 @@ fn assert_one_minimal(model: &dyn Model, shrunk: &sim::RunResult) {
         )
         .0;
         assert!(
-            r.violation().is_none_or(|v| &v.invariant != invariant),
+            r.violation().is_none_or(|v| &v.invariant != invariant)
+                || r.preemptions > shrunk.preemptions,
             "preemption at step {step} is not needed"
         );
     }

@@ -48,6 +48,12 @@ pub struct Summary {
     pub determinism_checked: u64,
     /// Violations by invariant, in order of first appearance.
     pub violations: Vec<Found>,
+    /// DFS covered the whole (bounded) schedule space: `holds` is then a proof within the bound.
+    pub exhaustive: bool,
+    /// DFS runs cut short as equivalent to an explored schedule (not counted in `runs`).
+    pub pruned: u64,
+    /// Distinct end states (each task's event sequence): equal for equivalent schedules.
+    pub end_states: BTreeSet<u64>,
 }
 
 impl Summary {
@@ -172,17 +178,34 @@ impl<'m> Explorer<'m> {
     }
 
     pub fn run(mut self) -> Result<Summary, ExploreError> {
+        // Partial-order reduction is sound here only without a preemption bound (bounding and
+        // reduction together can each assume the other explored a schedule) and on models whose
+        // shared state the engine sees.
+        if let StrategyKind::Dfs {
+            preemption_bound,
+            reduction: true,
+        } = self.strategy
+        {
+            if preemption_bound.is_some() || !self.model.reduction_safe() {
+                self.strategy = StrategyKind::Dfs {
+                    preemption_bound,
+                    reduction: false,
+                };
+            }
+        }
+        let exhaustive = self.strategy.is_exhaustive();
         let config = RunConfig {
             max_steps: self.max_steps,
             trace: false,
+            record_accesses: exhaustive,
         };
         let budget_runs = match (self.runs, self.time) {
-            (None, None) => Some(10_000),
+            (None, None) if !exhaustive => Some(10_000),
             (runs, _) => runs,
         };
         let pct_steps = match self.strategy {
             StrategyKind::Pct { .. } => Some(self.calibrate(&config)),
-            StrategyKind::Random => None,
+            _ => None,
         };
         let steps_estimate = pct_steps.unwrap_or(config.max_steps);
         let mut strategy = self.strategy.build(self.seed, steps_estimate);
@@ -201,9 +224,16 @@ impl<'m> Explorer<'m> {
             max_tasks_seen: 0,
             determinism_checked: 0,
             violations: Vec::new(),
+            exhaustive: false,
+            pruned: 0,
+            end_states: BTreeSet::new(),
         };
         let mut run = self.first_run;
         loop {
+            if strategy.exhausted() {
+                summary.exhaustive = true;
+                break;
+            }
             if budget_runs.is_some_and(|b| summary.runs >= b)
                 || self.time.is_some_and(|t| start.elapsed() >= t)
             {
@@ -211,13 +241,18 @@ impl<'m> Explorer<'m> {
             }
             let (result, s) = run_once(self.model, strategy, run, &config);
             strategy = s;
+            if result.outcome == RunOutcome::Pruned {
+                run += 1;
+                continue;
+            }
             summary.runs += 1;
+            summary.end_states.insert(result.end_state);
             summary.max_steps_seen = summary.max_steps_seen.max(result.steps);
             summary.max_tasks_seen = summary.max_tasks_seen.max(result.tasks);
             digests.insert(result.digest);
             let mut new_violation = false;
             match &result.outcome {
-                RunOutcome::Holds => {}
+                RunOutcome::Holds | RunOutcome::Pruned => {}
                 RunOutcome::Diverged(d) => return Err(ExploreError::Diverged(d.clone())),
                 RunOutcome::Violation(v) => match found.get(&v.invariant) {
                     Some(&i) => violations[i].count += 1,
@@ -257,6 +292,7 @@ impl<'m> Explorer<'m> {
             }
         }
         summary.elapsed = start.elapsed();
+        summary.pruned = strategy.pruned();
         summary.distinct_schedules = digests.len();
         summary.violations = violations;
         Ok(summary)
@@ -270,13 +306,13 @@ impl<'m> Explorer<'m> {
         steps_estimate: usize,
         config: &RunConfig,
     ) -> Result<(), ExploreError> {
-        let fresh = run_once(
-            self.model,
-            self.strategy.build(self.seed, steps_estimate),
-            run,
-            config,
-        )
-        .0;
+        // A seeded run reproduces alone; a DFS run is defined by its path (checked by replay).
+        let fresh = if self.strategy.is_exhaustive() {
+            first.clone()
+        } else {
+            let strategy = self.strategy.build(self.seed, steps_estimate);
+            run_once(self.model, strategy, run, config).0
+        };
         if fresh.digest != first.digest {
             return Err(ExploreError::Nondeterministic {
                 run,

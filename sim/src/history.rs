@@ -8,26 +8,33 @@ use std::rc::Rc;
 use crate::invariant::Invariant;
 use crate::model::Monitor;
 use crate::rt::digest::Fnv64;
-use crate::rt::{in_run, with_exec};
+use crate::rt::op::ObjState;
+use crate::rt::{in_run, with_exec, ObjId};
 use crate::Violation;
 
 /// The event log of one run. Cheap to clone: all clones share one log.
 pub struct History<E> {
     invariants: Rc<RefCell<Vec<Box<dyn Invariant<E>>>>>,
+    /// Emitting is a write to this object: invariants may depend on the order of events, so
+    /// two steps that emit are never reordered by partial-order reduction.
+    id: ObjId,
 }
 
 impl<E> Clone for History<E> {
     fn clone(&self) -> Self {
         History {
             invariants: self.invariants.clone(),
+            id: self.id,
         }
     }
 }
 
 impl<E: Hash + Display + 'static> History<E> {
     pub fn new(invariants: Vec<Box<dyn Invariant<E>>>) -> Self {
+        let id = with_exec(|ex| ex.add_object("history".into(), ObjState::Atomic));
         History {
             invariants: Rc::new(RefCell::new(invariants)),
+            id,
         }
     }
 
@@ -39,6 +46,7 @@ impl<E: Hash + Display + 'static> History<E> {
         let mut hasher = Fnv64::default();
         event.hash(&mut hasher);
         with_exec(|ex| {
+            ex.access(self.id, true);
             ex.digest_event(hasher.finish());
             ex.trace_event(|| event.to_string());
         });

@@ -35,6 +35,14 @@ pub trait Model: Send + Sync {
     fn grain(&self) -> Grain {
         Grain::Await
     }
+
+    /// Whether every piece of state two tasks share goes through engine objects (locks,
+    /// channels, notifies, atomics, `sync::Shared`, the history), so that partial-order
+    /// reduction sees every dependency. Models that share plain `RefCell`s between tasks must
+    /// say no: DFS then explores them without reduction.
+    fn reduction_safe(&self) -> bool {
+        false
+    }
 }
 
 /// Judges the end state of a run (invariants also judge events as they happen, in `History`).

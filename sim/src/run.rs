@@ -7,6 +7,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use crate::model::Model;
+pub use crate::rt::execution::Access;
 use crate::rt::execution::{End, Execution, Recorded};
 use crate::rt::{self, with_exec};
 use crate::schedule::{Decision, Divergence};
@@ -25,6 +26,8 @@ pub struct RunConfig {
     pub max_steps: usize,
     /// Record a full trace (replay and rendering); exploration only keeps the digest.
     pub trace: bool,
+    /// Record which objects each step accesses (for partial-order reduction).
+    pub record_accesses: bool,
 }
 
 impl Default for RunConfig {
@@ -32,6 +35,7 @@ impl Default for RunConfig {
         RunConfig {
             max_steps: 10_000,
             trace: false,
+            record_accesses: false,
         }
     }
 }
@@ -42,6 +46,8 @@ pub enum RunOutcome {
     Holds,
     Violation(Violation),
     Diverged(Divergence),
+    /// Cut short by an exhaustive strategy: equivalent to a schedule already explored.
+    Pruned,
 }
 
 /// The result of one run.
@@ -57,6 +63,11 @@ pub struct RunResult {
     pub tasks: usize,
     /// A digest of every step (task, operation, object, choice) and every model event.
     pub digest: u64,
+    /// A digest of each task's own sequence of events: the same for schedules that differ only
+    /// in the order of independent steps.
+    pub end_state: u64,
+    /// Per step, the objects it accessed (when `RunConfig::record_accesses`).
+    pub accesses: Vec<Vec<Access>>,
     pub trace: Option<Trace>,
 }
 
@@ -83,6 +94,7 @@ pub fn run_once(
         model.grain(),
         config.max_steps,
         config.trace,
+        config.record_accesses,
     )));
     let guard = rt::enter(exec.clone());
     simulate(model, run);
@@ -94,6 +106,7 @@ pub fn run_once(
         Some(End::Quiescent) => RunOutcome::Holds,
         Some(End::Violation(v)) => RunOutcome::Violation(v.clone()),
         Some(End::Divergence(d)) => RunOutcome::Diverged(d.clone()),
+        Some(End::Pruned) => RunOutcome::Pruned,
         None => unreachable!("the root future returns only once the run has ended"),
     };
     let decisions = exec
@@ -112,10 +125,12 @@ pub fn run_once(
         preempted_steps: exec.preempted_steps.clone(),
         tasks: exec.tasks.len(),
         digest: exec.digest(),
+        end_state: exec.end_state(),
+        accesses: exec.accesses.clone().unwrap_or_default(),
         trace: exec.trace.clone(),
     };
     let mut strategy = exec.into_strategy();
-    strategy.end_run(result.steps);
+    strategy.end_run(&result);
     (result, strategy)
 }
 

@@ -22,12 +22,26 @@ pub enum ScenarioError {
     NotFound { name: String, dir: PathBuf },
 }
 
-/// What a scenario is expected to show.
+/// What a scenario is expected to show: `holds`, or `violation:<invariant>[,<invariant>...]` —
+/// exploration must break at least one of the listed invariants and no other.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum Expected {
     Holds,
-    Violation(String),
+    Violation(Vec<String>),
+}
+
+impl Expected {
+    /// Whether exploration that broke exactly `found` (invariant names) meets the expectation.
+    pub fn matches<'a>(&self, found: impl IntoIterator<Item = &'a str>) -> bool {
+        let mut found = found.into_iter().peekable();
+        match self {
+            Expected::Holds => found.peek().is_none(),
+            Expected::Violation(allowed) => {
+                found.peek().is_some() && found.all(|f| allowed.iter().any(|a| a == f))
+            }
+        }
+    }
 }
 
 impl TryFrom<String> for Expected {
@@ -35,11 +49,15 @@ impl TryFrom<String> for Expected {
     fn try_from(s: String) -> Result<Self, String> {
         match s.split_once(':') {
             None if s == "holds" => Ok(Expected::Holds),
-            Some(("violation", inv)) if !inv.trim().is_empty() => {
-                Ok(Expected::Violation(inv.trim().to_string()))
+            Some(("violation", list))
+                if !list.is_empty() && list.split(',').all(|i| !i.trim().is_empty()) =>
+            {
+                Ok(Expected::Violation(
+                    list.split(',').map(|i| i.trim().to_string()).collect(),
+                ))
             }
             _ => Err(format!(
-                "expected must be \"holds\" or \"violation:<invariant>\", not \"{s}\""
+                "expected must be \"holds\" or \"violation:<invariant>[,<invariant>...]\", not \"{s}\""
             )),
         }
     }
@@ -55,7 +73,7 @@ impl fmt::Display for Expected {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Expected::Holds => write!(f, "holds"),
-            Expected::Violation(inv) => write!(f, "violation:{inv}"),
+            Expected::Violation(invs) => write!(f, "violation:{}", invs.join(",")),
         }
     }
 }
@@ -73,6 +91,8 @@ pub struct ExploreDefaults {
     pub time: Option<u64>,
     /// Step bound per run.
     pub max_steps: usize,
+    /// DFS: at most this many preemptions per schedule (the scenario's bound; none = all).
+    pub preemption_bound: Option<usize>,
 }
 
 impl Default for ExploreDefaults {
@@ -84,17 +104,29 @@ impl Default for ExploreDefaults {
             runs: 20_000,
             time: None,
             max_steps: 10_000,
+            preemption_bound: None,
         }
     }
 }
 
-/// Parses a strategy name and depth as given on the command line or in a scenario.
-pub fn parse_strategy(name: &str, depth: usize) -> Result<StrategyKind, String> {
+/// Parses a strategy name and its settings as given on the command line or in a scenario.
+pub fn parse_strategy(
+    name: &str,
+    depth: usize,
+    preemption_bound: Option<usize>,
+    reduction: bool,
+) -> Result<StrategyKind, String> {
     match name {
         "random" => Ok(StrategyKind::Random),
         "pct" if depth >= 1 => Ok(StrategyKind::Pct { depth }),
         "pct" => Err("PCT depth must be at least 1".into()),
-        other => Err(format!("unknown strategy '{other}' (known: random, pct)")),
+        "dfs" => Ok(StrategyKind::Dfs {
+            preemption_bound,
+            reduction,
+        }),
+        other => Err(format!(
+            "unknown strategy '{other}' (known: random, pct, dfs)"
+        )),
     }
 }
 
@@ -142,7 +174,7 @@ impl Scenario {
             message,
         };
         let file: ScenarioFile = toml::from_str(text).map_err(|e| malformed(one_line(&e)))?;
-        parse_strategy(&file.explore.strategy, file.explore.depth)
+        parse_strategy(&file.explore.strategy, file.explore.depth, None, true)
             .map_err(|m| malformed(format!("[explore] {m}")))?;
         let params = serde_json::to_value(&file.params).map_err(|e| malformed(e.to_string()))?;
         let name = path

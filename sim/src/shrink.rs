@@ -69,13 +69,13 @@ pub fn shrink(model: &dyn Model, failing: &RunResult, config: &RunConfig) -> Shr
                 chunk /= 2;
             }
         }
-        // Fine pass: any single preemption whose removal still fails is dropped, so the result
-        // is 1-minimal when the loop ends on its own (the attempt cap guards against cycles).
-        let dropped = best
-            .preempted_steps
-            .clone()
-            .into_iter()
-            .find_map(|step| try_run(without_preemption(&best.decisions, step)));
+        // Fine pass: any single preemption whose removal still fails (without adding
+        // preemptions elsewhere) is dropped, so the result is 1-minimal when the loop ends on
+        // its own (the attempt cap guards against cycles between equal counts).
+        let dropped = best.preempted_steps.clone().into_iter().find_map(|step| {
+            try_run(without_preemption(&best.decisions, step))
+                .filter(|r| r.preemptions <= best.preemptions)
+        });
         if let Some(r) = dropped {
             best = r;
             continue;

@@ -70,6 +70,7 @@ fn config(trace: bool) -> RunConfig {
     RunConfig {
         max_steps: 1000,
         trace,
+        record_accesses: false,
     }
 }
 

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use sim::explore::{Explorer, Progress};
 use sim::replay_file::{digest_hex, FoundBy, ReplayFile, ShrunkFrom, FORMAT_VERSION};
-use sim::scenario::{parse_strategy, Expected, Scenario};
+use sim::scenario::{parse_strategy, Scenario};
 use sim::shrink::shrink;
 use sim::RunConfig;
 
@@ -68,10 +68,16 @@ pub fn explore_one(
     let strategy_name = match args.strategy {
         Some(StrategyArg::Random) => "random",
         Some(StrategyArg::Pct) => "pct",
+        Some(StrategyArg::Dfs) => "dfs",
         None => defaults.strategy.as_str(),
     };
-    let strategy = parse_strategy(strategy_name, args.depth.unwrap_or(defaults.depth))
-        .map_err(anyhow::Error::msg)?;
+    let strategy = parse_strategy(
+        strategy_name,
+        args.depth.unwrap_or(defaults.depth),
+        args.preemption_bound.or(defaults.preemption_bound),
+        !args.no_reduction,
+    )
+    .map_err(anyhow::Error::msg)?;
     let seed = args.seed.unwrap_or(defaults.seed);
     let time = match args.time {
         Some(t) if !(t.is_finite() && t > 0.0) => {
@@ -83,6 +89,8 @@ pub fn explore_one(
     let runs = match (args.runs, time) {
         (Some(r), _) => Some(r),
         (None, Some(_)) if args.time.is_some() => None,
+        // DFS runs until the bounded space is exhausted unless a budget is given.
+        (None, _) if strategy.is_exhaustive() => None,
         (None, _) => Some(defaults.runs),
     };
     let label = match mutant {
@@ -117,6 +125,7 @@ pub fn explore_one(
     let run_config = RunConfig {
         max_steps: defaults.max_steps,
         trace: false,
+        record_accesses: false,
     };
     for found in &summary.violations {
         let (run, shrunk_from) = if args.no_shrink {
@@ -174,12 +183,11 @@ pub fn explore_one(
     } else {
         "violation"
     };
-    let matches_expectation = match &scenario.expected {
-        Expected::Holds => violations.is_empty(),
-        Expected::Violation(inv) => {
-            !violations.is_empty() && violations.iter().all(|v| &v.invariant == inv)
-        }
-    };
+    let matches_expectation = scenario
+        .expected
+        .matches(violations.iter().map(|v| v.invariant.as_str()));
+    // The explorer may have turned reduction off (bounded search, or a model it cannot see into).
+    let strategy = summary.strategy;
     Ok(ScenarioReport {
         scenario: scenario.name.clone(),
         model: scenario.model.clone(),
@@ -193,6 +201,19 @@ pub fn explore_one(
         elapsed_ms: summary.elapsed.as_secs_f64() * 1e3,
         runs_per_sec: summary.runs_per_sec(),
         max_steps_seen: summary.max_steps_seen,
+        exhaustive: summary.exhaustive,
+        pruned: summary.pruned,
+        preemption_bound: match strategy {
+            sim::strategy::StrategyKind::Dfs {
+                preemption_bound, ..
+            } => preemption_bound,
+            _ => None,
+        },
+        reduction: match strategy {
+            sim::strategy::StrategyKind::Dfs { reduction, .. } => Some(reduction),
+            _ => None,
+        },
+        end_states: summary.end_states.len(),
         determinism_checked: summary.determinism_checked,
         outcome: outcome.to_string(),
         expected: scenario.expected.to_string(),

@@ -37,6 +37,7 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
     let config = RunConfig {
         max_steps: file.max_steps,
         trace: true,
+        record_accesses: false,
     };
     let replay = Box::new(Replay::strict(file.decisions.clone()));
     let (result, _) = run_once(model.as_ref(), replay, file.found.run, &config);

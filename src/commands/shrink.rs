@@ -22,6 +22,7 @@ pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
     let config = RunConfig {
         max_steps: file.max_steps,
         trace: false,
+        record_accesses: false,
     };
     let replay = Box::new(Replay::strict(file.decisions.clone()));
     let (found, _) = run_once(model.as_ref(), replay, file.found.run, &config);

@@ -128,6 +128,12 @@ impl Model for Broker {
         self.params.grain
     }
 
+    /// Tasks share only the clients lock, the queue (mutex, atomics, Shared ghost length), the
+    /// storage (Shared), channels, the wake notify and the history.
+    fn reduction_safe(&self) -> bool {
+        true
+    }
+
     fn start(&self) -> Rc<dyn Monitor> {
         let p = &self.params;
         let history = History::new(properties::invariants(p.publishers, p.inflight));

@@ -1,10 +1,9 @@
 //! The client's offline/backlog queue, kept as the real one is: entries under the queue's
 //! mutex, and atomics beside it that routers read without the lock.
 
-use std::cell::Cell;
 use std::collections::VecDeque;
 
-use sim::sync::{Atomic, Mutex};
+use sim::sync::{Atomic, Mutex, Shared};
 
 use super::message::Msg;
 use super::variant::Behind;
@@ -21,7 +20,7 @@ pub struct ClientQueue {
     awaiting_bind: Atomic<u64>,
     behind: Behind,
     /// Ghost: the number of entries, readable while a task holds the mutex across an await.
-    ghost_len: Cell<usize>,
+    ghost_len: Shared<usize>,
 }
 
 impl ClientQueue {
@@ -33,14 +32,14 @@ impl ClientQueue {
             handoffs: Atomic::new("queue.handoffs", 0),
             awaiting_bind: Atomic::new("queue.awaiting_bind", 0),
             behind,
-            ghost_len: Cell::new(0),
+            ghost_len: Shared::new("queue.ghost_len", 0),
         }
     }
 
     pub async fn push_back(&self, msg: Msg) {
         let mut entries = self.entries.lock().await;
         entries.push_back(msg);
-        self.ghost_len.set(entries.len());
+        self.ghost_len.with_mut(|n| *n = entries.len());
         self.count.store(entries.len()).await;
     }
 
@@ -50,14 +49,14 @@ impl ClientQueue {
         for msg in msgs.iter().rev() {
             entries.push_front(*msg);
         }
-        self.ghost_len.set(entries.len());
+        self.ghost_len.with_mut(|n| *n = entries.len());
         self.count.store(entries.len()).await;
     }
 
     pub async fn pop_front(&self) -> Option<Msg> {
         let mut entries = self.entries.lock().await;
         let msg = entries.pop_front();
-        self.ghost_len.set(entries.len());
+        self.ghost_len.with_mut(|n| *n = entries.len());
         self.count.store(entries.len()).await;
         msg
     }
@@ -111,6 +110,6 @@ impl ClientQueue {
 
     /// Ghost read for the model's own bookkeeping (is there work left?), never a scheduling point.
     pub fn has_entries(&self) -> bool {
-        self.ghost_len.get() > 0
+        self.ghost_len.with(|n| *n > 0)
     }
 }

@@ -8,7 +8,7 @@ use super::digest::Fnv64;
 use super::op::{Describe, ObjId, ObjState, Object, Op};
 use super::task::{Task, TaskId};
 use crate::model::Grain;
-use crate::strategy::{PickView, Strategy};
+use crate::strategy::{PickView, Stop, Strategy};
 use crate::trace::{Trace, TraceLine};
 use crate::{Divergence, Violation};
 
@@ -21,6 +21,17 @@ pub(crate) enum End {
     Violation(Violation),
     /// A replayed schedule did not fit the model.
     Divergence(Divergence),
+    /// The strategy cut the run: it could only repeat an equivalent schedule.
+    Pruned,
+}
+
+/// One access to an engine object by a step (the operation and the code after it, up to the
+/// task's next scheduling point). Two steps are dependent when they access a common object and
+/// at least one of them writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub obj: ObjId,
+    pub write: bool,
 }
 
 /// A decision as recorded during the run (by task id; named at the end).
@@ -40,6 +51,10 @@ pub(crate) struct Execution {
     pub preempted_steps: Vec<usize>,
     pub decisions: Vec<Recorded>,
     pub trace: Option<Trace>,
+    /// Per step, the objects it accessed (recorded for partial-order reduction only).
+    pub accesses: Option<Vec<Vec<Access>>>,
+    /// Per task, a hash of the events it emitted, in order: equal for equivalent schedules.
+    pub task_events: Vec<u64>,
     pub end: Option<End>,
     strategy: Box<dyn Strategy>,
     max_steps: usize,
@@ -54,6 +69,7 @@ impl Execution {
         grain: Grain,
         max_steps: usize,
         trace: bool,
+        record_accesses: bool,
     ) -> Self {
         Execution {
             tasks: Vec::new(),
@@ -64,6 +80,8 @@ impl Execution {
             preempted_steps: Vec::new(),
             decisions: Vec::new(),
             trace: trace.then(Trace::default),
+            accesses: record_accesses.then(Vec::new),
+            task_events: Vec::new(),
             end: None,
             strategy,
             max_steps,
@@ -109,8 +127,22 @@ impl Execution {
         ObjId(self.objects.len() - 1)
     }
 
+    /// The object's scheduling state, to change it (a write access by the current step).
     pub(crate) fn state_mut(&mut self, obj: ObjId) -> &mut ObjState {
+        self.access(obj, true);
         &mut self.objects[obj.0].state
+    }
+
+    /// Records that the current step reads or writes `obj`.
+    pub(crate) fn access(&mut self, obj: ObjId, write: bool) {
+        if let Some(steps) = &mut self.accesses {
+            if let Some(step) = steps.last_mut() {
+                match step.iter_mut().find(|a| a.obj == obj) {
+                    Some(a) => a.write |= write,
+                    None => step.push(Access { obj, write }),
+                }
+            }
+        }
     }
 
     pub(crate) fn current_name(&self) -> &str {
@@ -118,9 +150,27 @@ impl Execution {
             .map_or("root", |t| self.tasks[t.0].name.as_str())
     }
 
-    /// Hashes a model event into the run's digest.
+    /// Hashes a model event into the run's digest and its task's event sequence.
     pub(crate) fn digest_event(&mut self, hash: u64) {
         self.digest.write_u64(hash);
+        let slot = self.current.map_or(0, |t| t.0 + 1);
+        if self.task_events.len() <= slot {
+            self.task_events.resize(slot + 1, 0);
+        }
+        let mut h = Fnv64::default();
+        h.write_u64(self.task_events[slot]);
+        h.write_u64(hash);
+        self.task_events[slot] = h.finish();
+    }
+
+    /// A hash of every task's event sequence: schedules that differ only in the order of
+    /// independent steps have the same end state.
+    pub(crate) fn end_state(&self) -> u64 {
+        let mut h = Fnv64::default();
+        for e in &self.task_events {
+            h.write_u64(*e);
+        }
+        h.finish()
     }
 
     /// Attaches an effect ("acquired", "Full", "popped p1#1") to the last step, when tracing.
@@ -161,6 +211,7 @@ impl Execution {
                 End::Quiescent => "quiescent: no task can run and none is stuck".to_string(),
                 End::Violation(v) => format!("violation {}: {}", v.invariant, v.message),
                 End::Divergence(d) => d.to_string(),
+                End::Pruned => "pruned: equivalent to a schedule already explored".to_string(),
             };
             trace.lines.push(TraceLine::End {
                 step: self.steps,
@@ -243,19 +294,28 @@ impl Execution {
         }
         let tasks = &self.tasks;
         let names = |t: TaskId| tasks[t.0].name.as_str();
+        let prev_accesses = self
+            .accesses
+            .as_ref()
+            .and_then(|a| a.last())
+            .map_or(&[][..], |a| a.as_slice());
         let view = PickView {
             step: self.steps,
             enabled: &enabled,
             current: prev,
+            prev_accesses,
             names: &names,
         };
         let picked = self.strategy.pick_task(&view);
         let pick = match picked {
             Ok(t) if enabled.contains(&t) => t,
             Ok(t) => panic!("strategy picked task {t:?}, which is not enabled"),
-            Err(d) => {
+            Err(stop) => {
                 self.enabled = enabled;
-                self.finish(End::Divergence(d));
+                self.finish(match stop {
+                    Stop::Diverged(d) => End::Divergence(d),
+                    Stop::Pruned => End::Pruned,
+                });
                 return;
             }
         };
@@ -269,6 +329,9 @@ impl Execution {
             self.preempted_steps.push(self.steps);
         }
         self.decisions.push(Recorded::Task(pick));
+        if let Some(steps) = &mut self.accesses {
+            steps.push(Vec::new());
+        }
         self.digest.write_usize(pick.0);
         self.digest.write_u64(op.code());
         self.digest
@@ -295,8 +358,11 @@ impl Execution {
                     self.digest.write_usize(v);
                     self.note_effect(|| format!("{v}"));
                 }
-                Err(d) => {
-                    self.finish(End::Divergence(d));
+                Err(stop) => {
+                    self.finish(match stop {
+                        Stop::Diverged(d) => End::Divergence(d),
+                        Stop::Pruned => End::Pruned,
+                    });
                     return;
                 }
             }

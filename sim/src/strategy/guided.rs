@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{PickView, Strategy};
+use super::{PickView, Stop, Strategy};
 use crate::rt::TaskId;
-use crate::schedule::{Decision, Divergence};
+use crate::schedule::Decision;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Switches {
@@ -58,7 +58,7 @@ impl Strategy for Guided {
         self.next_choice = 0;
     }
 
-    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Divergence> {
+    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {
         if let Some(name) = self.switches.at.get(&view.step) {
             if let Some(t) = view.enabled.iter().find(|t| view.name(**t) == name) {
                 return Ok(*t);
@@ -70,7 +70,7 @@ impl Strategy for Guided {
         })
     }
 
-    fn pick_value(&mut self, _step: usize, n: usize) -> Result<usize, Divergence> {
+    fn pick_value(&mut self, _step: usize, n: usize) -> Result<usize, Stop> {
         let v = self
             .switches
             .choices

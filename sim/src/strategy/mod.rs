@@ -1,6 +1,7 @@
 //! Scheduling strategies. The executor asks a `Strategy` which enabled task runs next and which
 //! value a `choose` draws; it knows nothing else about how they decide. One strategy per file.
 
+mod dfs;
 mod guided;
 mod pct;
 mod random;
@@ -8,6 +9,7 @@ mod replay;
 
 use serde::{Deserialize, Serialize};
 
+pub use dfs::Dfs;
 pub use guided::{Guided, Switches};
 pub use pct::Pct;
 pub use random::Random;
@@ -15,6 +17,21 @@ pub use replay::Replay;
 
 use crate::rt::TaskId;
 use crate::schedule::Divergence;
+
+/// Why a strategy stops a run early.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// A replayed schedule does not fit the model.
+    Diverged(Divergence),
+    /// Every continuation from here is equivalent to one already explored (sleep sets).
+    Pruned,
+}
+
+impl From<Divergence> for Stop {
+    fn from(d: Divergence) -> Stop {
+        Stop::Diverged(d)
+    }
+}
 
 /// What a strategy sees at a scheduling point.
 pub struct PickView<'a> {
@@ -24,6 +41,8 @@ pub struct PickView<'a> {
     pub enabled: &'a [TaskId],
     /// The task that held the baton, if it is still running (it may or may not be enabled).
     pub current: Option<TaskId>,
+    /// The objects the step just taken accessed (recorded only with `RunConfig::record_accesses`).
+    pub prev_accesses: &'a [crate::run::Access],
     pub(crate) names: &'a dyn Fn(TaskId) -> &'a str,
 }
 
@@ -39,13 +58,23 @@ pub trait Strategy {
     fn begin_run(&mut self, run: u64);
 
     /// Picks the task that runs next.
-    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Divergence>;
+    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop>;
 
     /// Picks a value in `0..n` for the task that just called `choose(n)`.
-    fn pick_value(&mut self, step: usize, n: usize) -> Result<usize, Divergence>;
+    fn pick_value(&mut self, step: usize, n: usize) -> Result<usize, Stop>;
 
-    /// Called when a run ends, with its length in steps.
-    fn end_run(&mut self, _steps: usize) {}
+    /// Called when a run ends, with its result.
+    fn end_run(&mut self, _run: &crate::RunResult) {}
+
+    /// Whether the strategy has nothing left to explore (exhaustive strategies only).
+    fn exhausted(&self) -> bool {
+        false
+    }
+
+    /// Runs cut short because they could only repeat an equivalent schedule (sleep sets).
+    fn pruned(&self) -> u64 {
+        0
+    }
 }
 
 /// A strategy as named on the command line and in scenario files.
@@ -56,6 +85,12 @@ pub enum StrategyKind {
     Random,
     /// Probabilistic concurrency testing with `depth` - 1 priority change points.
     Pct { depth: usize },
+    /// Exhaustive depth-first search, optionally preemption-bounded, with or without
+    /// partial-order reduction (sleep sets + DPOR).
+    Dfs {
+        preemption_bound: Option<usize>,
+        reduction: bool,
+    },
 }
 
 impl StrategyKind {
@@ -63,13 +98,19 @@ impl StrategyKind {
         match self {
             StrategyKind::Random => "random",
             StrategyKind::Pct { .. } => "pct",
+            StrategyKind::Dfs { .. } => "dfs",
         }
+    }
+
+    /// Whether runs are seeded samples (random, PCT) or an exhaustive enumeration (DFS).
+    pub fn is_exhaustive(&self) -> bool {
+        matches!(self, StrategyKind::Dfs { .. })
     }
 
     pub fn depth(&self) -> Option<usize> {
         match self {
-            StrategyKind::Random => None,
             StrategyKind::Pct { depth } => Some(*depth),
+            _ => None,
         }
     }
 
@@ -79,6 +120,10 @@ impl StrategyKind {
         match *self {
             StrategyKind::Random => Box::new(Random::new(seed)),
             StrategyKind::Pct { depth } => Box::new(Pct::new(seed, depth, steps)),
+            StrategyKind::Dfs {
+                preemption_bound,
+                reduction,
+            } => Box::new(Dfs::new(preemption_bound, reduction)),
         }
     }
 }

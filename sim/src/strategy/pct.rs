@@ -10,9 +10,8 @@ use rand::seq::index::sample;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{run_rng, PickView, Strategy};
+use super::{run_rng, PickView, Stop, Strategy};
 use crate::rt::TaskId;
-use crate::schedule::Divergence;
 
 pub struct Pct {
     seed: u64,
@@ -75,7 +74,7 @@ impl Strategy for Pct {
             .collect();
     }
 
-    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Divergence> {
+    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {
         // Priorities are assigned in spawn order, so the draws do not depend on who is enabled.
         for &t in view.enabled {
             self.priority(t);
@@ -101,7 +100,7 @@ impl Strategy for Pct {
         Ok(best)
     }
 
-    fn pick_value(&mut self, _step: usize, n: usize) -> Result<usize, Divergence> {
+    fn pick_value(&mut self, _step: usize, n: usize) -> Result<usize, Stop> {
         Ok(self.rng.gen_range(0..n))
     }
 }

@@ -3,9 +3,8 @@
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{run_rng, PickView, Strategy};
+use super::{run_rng, PickView, Stop, Strategy};
 use crate::rt::TaskId;
-use crate::schedule::Divergence;
 
 pub struct Random {
     seed: u64,
@@ -26,11 +25,11 @@ impl Strategy for Random {
         self.rng = run_rng(self.seed, run);
     }
 
-    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Divergence> {
+    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {
         Ok(view.enabled[self.rng.gen_range(0..view.enabled.len())])
     }
 
-    fn pick_value(&mut self, _step: usize, n: usize) -> Result<usize, Divergence> {
+    fn pick_value(&mut self, _step: usize, n: usize) -> Result<usize, Stop> {
         Ok(self.rng.gen_range(0..n))
     }
 }

@@ -1,7 +1,7 @@
 //! Follows a recorded decision list. A recorded task that is not enabled (or a recorded value out
 //! of range) is a divergence naming the step. (The shrinker's lenient counterpart is `Guided`.)
 
-use super::{PickView, Strategy};
+use super::{PickView, Stop, Strategy};
 use crate::rt::TaskId;
 use crate::schedule::{Decision, Divergence};
 
@@ -27,7 +27,7 @@ impl Strategy for Replay {
         self.next = 0;
     }
 
-    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Divergence> {
+    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {
         let recorded = self.decisions.get(self.next);
         self.next += 1;
         let found = match recorded {
@@ -36,32 +36,32 @@ impl Strategy for Replay {
         };
         match found {
             Some(task) => Ok(*task),
-            None => Err(Divergence {
+            None => Err(Stop::Diverged(Divergence {
                 step: view.step,
                 expected: match recorded {
                     Some(d) => format!("task {d}"),
                     None => "end of schedule".to_string(),
                 },
                 found: format!("enabled {}", Self::enabled_names(view)),
-            }),
+            })),
         }
     }
 
-    fn pick_value(&mut self, step: usize, n: usize) -> Result<usize, Divergence> {
+    fn pick_value(&mut self, step: usize, n: usize) -> Result<usize, Stop> {
         let recorded = self.decisions.get(self.next).cloned();
         match recorded {
             Some(Decision::Choice { choose }) if choose < n => {
                 self.next += 1;
                 Ok(choose)
             }
-            other => Err(Divergence {
+            other => Err(Stop::Diverged(Divergence {
                 step,
                 expected: match other {
                     Some(d) => d.to_string(),
                     None => "end of schedule".to_string(),
                 },
                 found: format!("choose(0..{n})"),
-            }),
+            })),
         }
     }
 }

@@ -28,6 +28,8 @@ impl<T: Copy + PartialEq + Debug + 'static> Atomic<T> {
         if point_here {
             point(Op::Atomic(self.id, op)).await;
         }
+        let write = op != AtomicOp::Load;
+        with_exec(|ex| ex.access(self.id, write));
         point_here
     }
 

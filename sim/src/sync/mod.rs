@@ -6,9 +6,11 @@ mod mpsc;
 mod mutex;
 mod notify;
 mod rwlock;
+mod shared;
 
 pub use atomic::Atomic;
 pub use mpsc::{channel, Receiver, Sender, TrySendError};
 pub use mutex::{Mutex, MutexGuard};
 pub use notify::Notify;
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+pub use shared::Shared;

@@ -18,6 +18,11 @@ struct Chan<T> {
 }
 
 impl<T> Chan<T> {
+    fn observed_len(&self) -> usize {
+        with_exec(|ex| ex.access(self.id, false));
+        self.queue.borrow().len()
+    }
+
     fn sync_len(&self) {
         let len = self.queue.borrow().len();
         let cap = self.cap;
@@ -76,7 +81,10 @@ impl<T> Sender<T> {
     pub async fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         point(Op::TrySend(self.chan.id)).await;
         if self.chan.queue.borrow().len() >= self.chan.cap {
-            with_exec(|ex| ex.note_effect(|| "full".to_string()));
+            with_exec(|ex| {
+                ex.access(self.chan.id, false);
+                ex.note_effect(|| "full".to_string());
+            });
             return Err(TrySendError::Full(value));
         }
         self.chan.queue.borrow_mut().push_back(value);
@@ -85,8 +93,9 @@ impl<T> Sender<T> {
         Ok(())
     }
 
+    /// A plain read (no scheduling point), recorded as a read of the channel.
     pub fn len(&self) -> usize {
-        self.chan.queue.borrow().len()
+        self.chan.observed_len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -133,13 +142,17 @@ impl<T> Receiver<T> {
         if value.is_some() {
             self.chan.sync_len();
         } else {
-            with_exec(|ex| ex.note_effect(|| "empty".to_string()));
+            with_exec(|ex| {
+                ex.access(self.chan.id, false);
+                ex.note_effect(|| "empty".to_string());
+            });
         }
         value
     }
 
+    /// A plain read (no scheduling point), recorded as a read of the channel.
     pub fn len(&self) -> usize {
-        self.chan.queue.borrow().len()
+        self.chan.observed_len()
     }
 
     pub fn is_empty(&self) -> bool {

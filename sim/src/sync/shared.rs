@@ -1,0 +1,36 @@
+//! Plain state shared between tasks outside any lock (a map read by one task and written by
+//! another between awaits). Accessing it is not a scheduling point, but it is recorded as a read
+//! or a write, so partial-order reduction never treats two steps that touch it as independent.
+//! Model state that only one task touches can stay in a `RefCell`.
+
+use std::cell::RefCell;
+
+use crate::rt::op::ObjState;
+use crate::rt::{with_exec, ObjId};
+
+pub struct Shared<T> {
+    id: ObjId,
+    value: RefCell<T>,
+}
+
+impl<T> Shared<T> {
+    pub fn new(name: impl Into<String>, value: T) -> Self {
+        let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Atomic));
+        Shared {
+            id,
+            value: RefCell::new(value),
+        }
+    }
+
+    /// Reads the value.
+    pub fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        with_exec(|ex| ex.access(self.id, false));
+        f(&self.value.borrow())
+    }
+
+    /// Changes the value.
+    pub fn with_mut<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        with_exec(|ex| ex.access(self.id, true));
+        f(&mut self.value.borrow_mut())
+    }
+}
