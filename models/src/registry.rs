@@ -3,7 +3,7 @@
 use sim::Model;
 use thiserror::Error;
 
-use crate::broker;
+use crate::{broker, pubsub, relay};
 
 #[derive(Debug, Error)]
 pub enum BuildError {
@@ -34,11 +34,23 @@ pub struct ModelInfo {
 }
 
 pub fn catalog() -> Vec<ModelInfo> {
-    vec![ModelInfo {
-        name: "broker",
-        summary: "MQTT v5 broker: QoS1 backlog and lane, the reconnect/bind race",
-        variants: broker::Variant::ALL.iter().map(|v| v.name()).collect(),
-    }]
+    vec![
+        ModelInfo {
+            name: "broker",
+            summary: "MQTT v5 broker: QoS1 backlog and lane, the reconnect/bind race",
+            variants: broker::Variant::ALL.iter().map(|v| v.name()).collect(),
+        },
+        ModelInfo {
+            name: "relay",
+            summary: "Nostr relay connection: REQ/CLOSE/same-ID replacement cutovers, live fan-out",
+            variants: relay::Variant::ALL.iter().map(|v| v.name()).collect(),
+        },
+        ModelInfo {
+            name: "pubsub",
+            summary: "Topic retain/release with a bounded subscriber command queue",
+            variants: pubsub::Variant::ALL.iter().map(|v| v.name()).collect(),
+        },
+    ]
 }
 
 /// Builds `model` in `variant` with `params` (a JSON object; absent keys take defaults).
@@ -55,6 +67,8 @@ pub fn build(
 pub fn guards(model: &str, variant: &str) -> Result<Vec<&'static str>, BuildError> {
     match model {
         "broker" => Ok(broker_variant(model, variant)?.guard_names().to_vec()),
+        "relay" => Ok(relay_variant(model, variant)?.guard_names().to_vec()),
+        "pubsub" => Ok(pubsub_variant(model, variant)?.guard_names().to_vec()),
         _ => Err(unknown_model(model)),
     }
 }
@@ -78,12 +92,42 @@ pub fn build_mutant(
                     .ok_or_else(|| unknown_guard(model, variant, guard, v.guard_names())),
             }
         }
+        "relay" => {
+            let v = relay_variant(model, variant)?;
+            let p: relay::Params = parse_params(model, params)?;
+            p.validate().map_err(|message| bad_params(model, message))?;
+            match knock_out {
+                None => Ok(Box::new(relay::Relay::new(v, p))),
+                Some(guard) => relay::Relay::mutant(v, p, guard)
+                    .map(|m| Box::new(m) as Box<dyn Model>)
+                    .ok_or_else(|| unknown_guard(model, variant, guard, v.guard_names())),
+            }
+        }
+        "pubsub" => {
+            let v = pubsub_variant(model, variant)?;
+            let p: pubsub::Params = parse_params(model, params)?;
+            p.validate().map_err(|message| bad_params(model, message))?;
+            match knock_out {
+                None => Ok(Box::new(pubsub::PubSubModel::new(v, p))),
+                Some(guard) => pubsub::PubSubModel::mutant(v, p, guard)
+                    .map(|m| Box::new(m) as Box<dyn Model>)
+                    .ok_or_else(|| unknown_guard(model, variant, guard, v.guard_names())),
+            }
+        }
         _ => Err(unknown_model(model)),
     }
 }
 
 fn broker_variant(model: &str, variant: &str) -> Result<broker::Variant, BuildError> {
     broker::Variant::parse(variant).ok_or_else(|| unknown_variant(model, variant))
+}
+
+fn relay_variant(model: &str, variant: &str) -> Result<relay::Variant, BuildError> {
+    relay::Variant::parse(variant).ok_or_else(|| unknown_variant(model, variant))
+}
+
+fn pubsub_variant(model: &str, variant: &str) -> Result<pubsub::Variant, BuildError> {
+    pubsub::Variant::parse(variant).ok_or_else(|| unknown_variant(model, variant))
 }
 
 fn unknown_model(model: &str) -> BuildError {

@@ -1,0 +1,294 @@
+//! The relay's acceptance table, both ways, from the scenario files: each buggy variant is
+//! violated by exploration (not a fixed schedule) under a fixed seed and budget, naming the
+//! expected invariant; each fixed variant holds under the same budget with both strategies.
+//! Each guard of the fixed variants, knocked out, is caught; one shrunk trace per bug family is
+//! snapshotted.
+
+use std::path::Path;
+
+use models::registry;
+use sim::explore::{Explorer, Summary};
+use sim::scenario::{Expected, Scenario};
+use sim::strategy::{Replay, StrategyKind};
+use sim::{run_once, Model, RunConfig};
+
+const BUDGET: u64 = 20_000;
+const STRATEGIES: [StrategyKind; 2] = [StrategyKind::Random, StrategyKind::Pct { depth: 3 }];
+
+fn scenario(name: &str) -> Scenario {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    Scenario::find(&dir, name).expect("scenario loads")
+}
+
+fn build(s: &Scenario, knock_out: Option<&str>) -> Box<dyn Model> {
+    registry::build_mutant(&s.model, &s.variant, &s.params, knock_out).expect("valid model")
+}
+
+fn explore(model: &dyn Model, strategy: StrategyKind, stop_on_first: bool) -> Summary {
+    Explorer::new(model)
+        .strategy(strategy)
+        .seed(1)
+        .runs(BUDGET)
+        .stop_on_first(stop_on_first)
+        .check_determinism(true)
+        .run()
+        .expect("exploration runs")
+}
+
+/// Exploration stops at the first violation, which must be one of the expected invariants.
+fn assert_found(model: &dyn Model, strategy: StrategyKind, expected: &[String]) {
+    let s = explore(model, strategy, true);
+    assert_eq!(s.violations.len(), 1, "{strategy:?}: {:?}", s.violations);
+    assert!(
+        expected.contains(&s.violations[0].invariant),
+        "{strategy:?}: {:?} not in {expected:?}",
+        s.violations
+    );
+    let found = &s.violations[0].run;
+    let config = RunConfig {
+        max_steps: 10_000,
+        trace: false,
+        ..RunConfig::default()
+    };
+    let replay = Box::new(Replay::strict(found.decisions.clone()));
+    let again = run_once(model, replay, 0, &config).0;
+    assert_eq!(again.outcome, found.outcome);
+    assert_eq!(again.digest, found.digest);
+}
+
+fn assert_holds(model: &dyn Model, strategy: StrategyKind) {
+    let s = explore(model, strategy, false);
+    assert!(s.violations.is_empty(), "{strategy:?}: {:?}", s.violations);
+    assert_eq!(s.runs, BUDGET);
+    assert!(
+        s.distinct_schedules > 100,
+        "explored {} schedules",
+        s.distinct_schedules
+    );
+}
+
+/// A row of the table: the buggy variant's scenario is violated (naming its invariant), the
+/// fixed variant's scenario holds — both with both strategies.
+fn row(buggy: &str, fixed: &str) {
+    let b = scenario(buggy);
+    let Expected::Violation(expected) = &b.expected else {
+        panic!("{buggy} should expect a violation");
+    };
+    let model = build(&b, None);
+    for strategy in STRATEGIES {
+        assert_found(model.as_ref(), strategy, expected);
+    }
+    holds(fixed);
+}
+
+fn holds(name: &str) {
+    let f = scenario(name);
+    assert_eq!(f.expected, Expected::Holds, "{name}");
+    let model = build(&f, None);
+    for strategy in STRATEGIES {
+        assert_holds(model.as_ref(), strategy);
+    }
+}
+
+#[test]
+fn req_then_close_during_access_checks() {
+    row(
+        "relay-req-close-during-checks-register-token",
+        "relay-req-close-during-checks-rejection-fence",
+    );
+}
+
+#[test]
+fn two_same_id_reqs() {
+    row(
+        "relay-same-id-register-token",
+        "relay-same-id-rejection-fence",
+    );
+}
+
+#[test]
+fn same_id_replacement_during_historical_delivery() {
+    row(
+        "relay-replace-during-history-admission",
+        "relay-replace-during-history-historical-fence",
+    );
+}
+
+#[test]
+fn close_during_historical_delivery() {
+    row(
+        "relay-close-during-history-admission",
+        "relay-close-during-history-historical-fence",
+    );
+}
+
+#[test]
+fn stale_rejection_after_replacement() {
+    row(
+        "relay-stale-rejection-replace-historical-fence",
+        "relay-stale-rejection-replace-rejection-fence",
+    );
+}
+
+#[test]
+fn stale_rejection_after_close() {
+    row(
+        "relay-stale-rejection-close-historical-fence",
+        "relay-stale-rejection-close-rejection-fence",
+    );
+}
+
+#[test]
+fn revoke_of_a_replaced_holder_with_a_pending_replacement() {
+    row(
+        "relay-revoke-replaced-register-token",
+        "relay-revoke-replaced-rejection-fence",
+    );
+}
+
+#[test]
+fn live_fanout_racing_close_and_replacement() {
+    row(
+        "relay-live-race-rejection-fence",
+        "relay-live-race-generation-fence",
+    );
+}
+
+#[test]
+fn pending_requests_count_toward_the_limit() {
+    row(
+        "relay-limit-pending-register-token",
+        "relay-limit-pending-rejection-fence",
+    );
+}
+
+#[test]
+fn close_during_topic_retain_and_disconnect_mid_claim_keep_integrity() {
+    holds("relay-close-during-retain-generation-fence");
+    holds("relay-disconnect-mid-claim-generation-fence");
+}
+
+/// Each guard of the fixed variants, knocked out, is caught by the scenario that exercises it.
+#[test]
+fn every_relay_mutant_is_caught() {
+    let cases = [
+        (
+            "close-owner-check",
+            "relay-stale-rejection-replace-rejection-fence",
+            "newest-owns",
+        ),
+        (
+            "live-claim-owner-check",
+            "relay-same-id-rejection-fence",
+            "newest-owns",
+        ),
+        (
+            "eviction-replaced-holder-check",
+            "relay-revoke-replaced-rejection-fence",
+            "no-stale-frame",
+        ),
+    ];
+    for (guard, name, invariant) in cases {
+        let s = scenario(name);
+        for variant in ["rejection-fence", "generation-fence"] {
+            let model = registry::build_mutant("relay", variant, &s.params, Some(guard))
+                .expect("the guard exists");
+            let expected = [invariant.to_string()];
+            assert_found(model.as_ref(), StrategyKind::Pct { depth: 3 }, &expected);
+        }
+    }
+    assert_eq!(
+        registry::guards("relay", "generation-fence").unwrap(),
+        [
+            "close-owner-check",
+            "live-claim-owner-check",
+            "eviction-replaced-holder-check"
+        ]
+    );
+    assert!(registry::guards("relay", "admission").unwrap().is_empty());
+    assert!(registry::build_mutant(
+        "relay",
+        "admission",
+        &serde_json::json!({}),
+        Some("close-owner-check")
+    )
+    .is_err());
+}
+
+#[test]
+fn bad_parameters_are_errors() {
+    let err = |p: serde_json::Value| {
+        registry::build("relay", "generation-fence", &p)
+            .err()
+            .expect("rejected")
+            .to_string()
+    };
+    assert!(err(serde_json::json!({"scripts": "req"})).contains("unknown field"));
+    assert!(err(serde_json::json!({"script": "req-req"})).contains("unknown variant"));
+    assert!(err(serde_json::json!({"limit": 0})).contains("limit"));
+    assert!(err(serde_json::json!({"stored": 4})).contains("stored"));
+}
+
+/// The shortest failing schedule for a scenario, replayed with its trace.
+fn shrunk_trace(name: &str) -> String {
+    let s = scenario(name);
+    let Expected::Violation(expected) = &s.expected else {
+        panic!("{name} should expect a violation");
+    };
+    let model = build(&s, None);
+    let summary = explore(model.as_ref(), StrategyKind::Pct { depth: 3 }, true);
+    let found = summary
+        .violations
+        .iter()
+        .find(|f| expected.contains(&f.invariant))
+        .expect("found");
+    let config = RunConfig {
+        max_steps: 10_000,
+        trace: false,
+        ..RunConfig::default()
+    };
+    let shrunk = sim::shrink::shrink(model.as_ref(), &found.run, &config).run;
+    let config = RunConfig {
+        max_steps: 10_000,
+        trace: true,
+        ..RunConfig::default()
+    };
+    let replay = Box::new(Replay::strict(shrunk.decisions.clone()));
+    let r = run_once(model.as_ref(), replay, 0, &config).0;
+    assert!(r
+        .violation()
+        .is_some_and(|v| expected.contains(&v.invariant)));
+    r.trace.unwrap().render_text()
+}
+
+#[test]
+fn register_token_older_replaces_newer_trace() {
+    insta::assert_snapshot!(shrunk_trace("relay-same-id-register-token"));
+}
+
+#[test]
+fn register_token_events_after_closed_trace() {
+    insta::assert_snapshot!(shrunk_trace("relay-req-close-during-checks-register-token"));
+}
+
+#[test]
+fn admission_historical_after_replacement_trace() {
+    insta::assert_snapshot!(shrunk_trace("relay-replace-during-history-admission"));
+}
+
+#[test]
+fn historical_fence_stale_rejection_trace() {
+    insta::assert_snapshot!(shrunk_trace(
+        "relay-stale-rejection-replace-historical-fence"
+    ));
+}
+
+#[test]
+fn rejection_fence_stale_live_event_trace() {
+    insta::assert_snapshot!(shrunk_trace("relay-live-race-rejection-fence"));
+}
+
+#[test]
+fn register_token_limit_ignores_pending_trace() {
+    insta::assert_snapshot!(shrunk_trace("relay-limit-pending-register-token"));
+}
