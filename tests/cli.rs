@@ -222,7 +222,8 @@ fn mutants_of_a_fixed_variant_are_caught_and_replay() {
     let m = &report[0];
     assert_eq!(m["guard"], "bind-flag");
     assert_eq!(m["caught"], true);
-    let v = &m["exploration"]["violations"][0];
+    assert_eq!(m["caught_by"], "broker-bound-first");
+    let v = &m["violation"];
     assert_eq!(v["invariant"], "delivery-order");
     let replay = braid(&["replay", v["replay_file"].as_str().unwrap()]);
     assert_eq!(code(&replay), 1, "{}", stderr(&replay));

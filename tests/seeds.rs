@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use sim::replay_file::{digest_hex, ReplayFile};
-use sim::strategy::Replay;
+use sim::strategy::{Guided, Replay};
 use sim::{run_once, RunConfig};
 
 fn replay_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -39,6 +39,7 @@ fn every_seed_reproduces_its_violation() {
         let config = RunConfig {
             max_steps: file.max_steps,
             trace: true,
+            record_accesses: false,
         };
         let replay = Box::new(Replay::strict(file.decisions.clone()));
         let r = run_once(model.as_ref(), replay, file.found.run, &config).0;
@@ -48,6 +49,21 @@ fn every_seed_reproduces_its_violation() {
         assert_eq!(v, &file.violation, "{}", path.display());
         assert_eq!(digest_hex(r.digest), file.digest, "{}", path.display());
         assert_eq!(r.preemptions, file.preemptions, "{}", path.display());
+        // 1-minimal: dropping any one preemption loses the failure (or needs more elsewhere).
+        let quiet = RunConfig {
+            trace: false,
+            ..config
+        };
+        for &step in &r.preempted_steps {
+            let switches = sim::shrink::without_preemption(&r.decisions, step);
+            let alt = run_once(model.as_ref(), Box::new(Guided::new(switches)), 0, &quiet).0;
+            assert!(
+                alt.violation().is_none_or(|w| w.invariant != v.invariant)
+                    || alt.preemptions > r.preemptions,
+                "{}: the preemption at step {step} is not needed",
+                path.display()
+            );
+        }
         // Pin the minimised trace: a model change that alters a counterexample shows up in review.
         let name = path
             .strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds"))

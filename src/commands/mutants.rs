@@ -1,68 +1,57 @@
-//! `braid mutants`: for each scenario expected to hold whose variant declares guards, knock each guard out in
-//! turn and explore the mutant with the scenario's budget. A mutant is caught when exploration
-//! finds a violation (its replay file is written); one that survives means the scenarios do not
-//! test that guard. Exit 1 if any survived.
+//! `braid mutants`: every guard of every fixed variant (a variant some scenario expects to
+//! hold) is knocked out in turn, and that mutant is explored on each of the variant's
+//! scenarios, with each scenario's budget, until one catches it (a violation; its replay file
+//! is written). A guard no scenario catches survived: the scenarios do not test it. Exit 1 if
+//! any survived.
+
+use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
-use sim::scenario::Expected;
+use sim::scenario::{Expected, Scenario};
 
 use super::explore::{explore_one, select};
 use crate::cli::{Cli, Format, MutantsArgs};
-use crate::report::ScenarioReport;
+use crate::report::ViolationReport;
 use crate::Verdict;
 
 #[derive(Serialize)]
 struct MutantReport {
-    scenario: String,
+    model: String,
+    variant: String,
     guard: String,
     caught: bool,
-    exploration: ScenarioReport,
+    /// The scenario that caught it, and how.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    caught_by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    violation: Option<ViolationReport>,
+    /// Scenarios explored, in order, and their runs.
+    tried: Vec<(String, u64)>,
 }
 
 pub fn run(cli: &Cli, args: &MutantsArgs) -> Result<Verdict> {
     let scenarios = select(&cli.scenario_dir, &args.scenarios)?;
-    let mut plan = Vec::new();
-    // Only scenarios expected to hold test their guards: a scenario that already violates would
+    // Only scenarios expected to hold test their guards: one that already violates would
     // "catch" every mutant.
+    let mut by_variant: BTreeMap<(String, String), Vec<&Scenario>> = BTreeMap::new();
     for s in scenarios.iter().filter(|s| s.expected == Expected::Holds) {
-        let guards = models::registry::guards(&s.model, &s.variant)
-            .with_context(|| format!("scenario {}", s.path.display()))?;
-        for guard in guards {
-            let model =
-                models::registry::build_mutant(&s.model, &s.variant, &s.params, Some(guard))
-                    .with_context(|| format!("scenario {}", s.path.display()))?;
-            plan.push((s, guard, model));
-        }
+        by_variant
+            .entry((s.model.clone(), s.variant.clone()))
+            .or_default()
+            .push(s);
     }
     let mut reports = Vec::new();
-    for (scenario, guard, model) in &plan {
-        let exploration = explore_one(
-            scenario,
-            model.as_ref(),
-            Some(guard),
-            &args.budget,
-            &args.out,
-        )?;
-        let caught = !exploration.violations.is_empty();
-        if args.format == Format::Text {
-            match exploration.violations.first() {
-                Some(v) => println!(
-                    "caught    {:<36} without {:<32} {} (run {}): braid replay {}",
-                    scenario.name, guard, v.invariant, v.first_run, v.replay_file
-                ),
-                None => println!(
-                    "SURVIVED  {:<36} without {:<32} holds for {} runs",
-                    scenario.name, guard, exploration.runs
-                ),
+    for ((model, variant), group) in &by_variant {
+        let guards = models::registry::guards(model, variant)
+            .with_context(|| format!("scenario {}", group[0].path.display()))?;
+        for guard in guards {
+            let report = hunt(model, variant, guard, group, args)?;
+            if args.format == Format::Text {
+                print_line(&report);
             }
+            reports.push(report);
         }
-        reports.push(MutantReport {
-            scenario: scenario.name.clone(),
-            guard: guard.to_string(),
-            caught,
-            exploration,
-        });
     }
     let survived = reports.iter().filter(|r| !r.caught).count();
     match args.format {
@@ -79,4 +68,60 @@ pub fn run(cli: &Cli, args: &MutantsArgs) -> Result<Verdict> {
     } else {
         Verdict::Clean
     })
+}
+
+/// Explores the mutant on each scenario of its variant until one catches it.
+fn hunt(
+    model: &str,
+    variant: &str,
+    guard: &str,
+    scenarios: &[&Scenario],
+    args: &MutantsArgs,
+) -> Result<MutantReport> {
+    let mut report = MutantReport {
+        model: model.to_string(),
+        variant: variant.to_string(),
+        guard: guard.to_string(),
+        caught: false,
+        caught_by: None,
+        violation: None,
+        tried: Vec::new(),
+    };
+    for scenario in scenarios {
+        let mutant = models::registry::build_mutant(model, variant, &scenario.params, Some(guard))
+            .with_context(|| format!("scenario {}", scenario.path.display()))?;
+        let exploration = explore_one(
+            scenario,
+            mutant.as_ref(),
+            Some(guard),
+            &args.budget,
+            &args.out,
+        )?;
+        report.tried.push((scenario.name.clone(), exploration.runs));
+        if let Some(v) = exploration.violations.into_iter().next() {
+            report.caught = true;
+            report.caught_by = Some(scenario.name.clone());
+            report.violation = Some(v);
+            break;
+        }
+    }
+    Ok(report)
+}
+
+fn print_line(r: &MutantReport) {
+    let name = format!("{}/{} without {}", r.model, r.variant, r.guard);
+    match (&r.caught_by, &r.violation) {
+        (Some(scenario), Some(v)) => println!(
+            "caught    {name:<60} by {scenario}: {} (run {}); braid replay {}",
+            v.invariant, v.first_run, v.replay_file
+        ),
+        _ => {
+            let tried: Vec<String> = r
+                .tried
+                .iter()
+                .map(|(s, runs)| format!("{s} ({runs} runs)"))
+                .collect();
+            println!("SURVIVED  {name:<60} holds on {}", tried.join(", "));
+        }
+    }
 }
