@@ -223,6 +223,13 @@ impl Execution {
         if let Some(w) = self.root_waker.take() {
             w.wake();
         }
+        // Wake every parked task so that it completes (see `Abortable`) before the runtime
+        // goes: madsim polls them all before it returns from block_on.
+        for task in &mut self.tasks {
+            if let Some(w) = task.waker.take() {
+                w.wake();
+            }
+        }
     }
 
     pub(crate) fn violate(&mut self, invariant: &str, message: String) {

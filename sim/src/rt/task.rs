@@ -33,14 +33,14 @@ where
     F: Future<Output = ()> + 'static,
 {
     let id = with_exec(|ex| ex.add_task(name.into()));
-    let body = async move {
+    let body = Abortable(Box::pin(async move {
         WaitBaton(id).await;
         let outcome = CatchUnwind(Box::pin(future)).await;
         with_exec(|ex| match outcome {
             Ok(()) => ex.task_finished(id),
             Err(message) => ex.task_panicked(id, message),
         });
-    };
+    }));
     drop(madsim::task::spawn_local(body));
     id
 }
@@ -53,8 +53,25 @@ pub(crate) async fn point(op: Op) -> usize {
     with_exec(|ex| ex.tasks[me.0].choice)
 }
 
-/// Ready once the task holds the baton. Never ready again after the run has ended: the root
-/// future completes and the runtime drops every parked task.
+/// Completes, dropping the task's future, as soon as the run is over. A task parked forever (a
+/// server idle at quiescence, a task in a deadlock) must not outlive its run: madsim keeps a
+/// waker of every pending task in the task's own bookkeeping, so a future that never completes
+/// is never freed, and every run would leak its parked tasks.
+struct Abortable<F>(Pin<Box<F>>);
+
+impl<F: Future<Output = ()>> Future for Abortable<F> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if with_exec(|ex| ex.is_over()) {
+            return Poll::Ready(());
+        }
+        self.0.as_mut().poll(cx)
+    }
+}
+
+/// Ready once the task holds the baton. Never ready again after the run has ended: the task is
+/// then rescheduled once more and `Abortable` completes it.
 struct WaitBaton(TaskId);
 
 impl Future for WaitBaton {
@@ -64,6 +81,8 @@ impl Future for WaitBaton {
         let id = self.0;
         with_exec(|ex| {
             if ex.is_over() {
+                // Have madsim poll the task once more, so that `Abortable` completes it.
+                cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
             let task = &mut ex.tasks[id.0];
