@@ -28,6 +28,9 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Knock out each guard of the fixed variants, one at a time, and check exploration catches it.
     Mutants(MutantsArgs),
+    /// The pull-request gate: replay seeds/, explore every scenario against its expectation,
+    /// run the mutants, check determinism.
+    Ci(CiArgs),
     /// Minimise a replay file's schedule (fewest preemptions that still fail), in place.
     Shrink(ShrinkArgs),
 }
@@ -75,6 +78,41 @@ pub struct BudgetArgs {
     /// Write failing schedules as found, without minimising them.
     #[arg(long)]
     pub no_shrink: bool,
+    /// Explore shard i of n of each scenario's run space (random/PCT run indices), so a CI
+    /// matrix can spread one exploration over machines; `braid merge` combines the summaries.
+    #[arg(long, value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+}
+
+/// Shard `index` (1-based) of `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// How many of run indices 0..runs fall to this shard (i-1, i-1+n, ...).
+    pub fn share(self, runs: u64) -> u64 {
+        let i = self.index - 1;
+        if runs > i {
+            (runs - i).div_ceil(self.count)
+        } else {
+            0
+        }
+    }
+}
+
+fn parse_shard(s: &str) -> Result<Shard, String> {
+    let (i, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("shard '{s}' is not i/n"))?;
+    let index: u64 = i.parse().map_err(|_| format!("shard '{s}' is not i/n"))?;
+    let count: u64 = n.parse().map_err(|_| format!("shard '{s}' is not i/n"))?;
+    if count == 0 || index == 0 || index > count {
+        return Err(format!("shard '{s}': need 1 <= i <= n"));
+    }
+    Ok(Shard { index, count })
 }
 
 #[derive(clap::Args)]
@@ -127,4 +165,39 @@ pub struct ReplayArgs {
     /// Print a Mermaid sequence diagram (for a pull request comment) instead of the text trace.
     #[arg(long)]
     pub mermaid: bool,
+}
+
+#[derive(clap::Args)]
+pub struct CiArgs {
+    /// Run budget per scenario (default: each scenario's own).
+    #[arg(long)]
+    pub runs: Option<u64>,
+    /// Time budget per scenario and per mutant, in seconds; checked after every run.
+    #[arg(long)]
+    pub time: Option<f64>,
+    /// Strategy for every scenario (default: each scenario's own).
+    #[arg(long, value_enum)]
+    pub strategy: Option<StrategyArg>,
+    /// PCT depth (default: each scenario's own).
+    #[arg(long)]
+    pub depth: Option<usize>,
+    /// Exploration seed: a number, or `random` (the drawn seed is printed). Default: each
+    /// scenario's own, so CI is reproducible.
+    #[arg(long)]
+    pub seed: Option<String>,
+    /// This machine's shard i of n (scenario run indices and mutants are split; seeds are
+    /// replayed on shard 1).
+    #[arg(long, value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Also write JUnit XML: one test case per seed file, scenario and mutant.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Where replay files of new violations (and caught mutants) are written.
+    #[arg(long, default_value = "target/braid/ci")]
+    pub out: PathBuf,
+    /// The replay-file corpus to re-run first.
+    #[arg(long, default_value = "seeds")]
+    pub seeds: PathBuf,
 }

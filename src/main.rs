@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod junit;
 mod report;
 
 use std::process::ExitCode;
@@ -31,6 +32,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => commands::replay::run(args),
         Command::Shrink(args) => commands::shrink::run(args),
         Command::Mutants(args) => commands::mutants::run(&cli, args),
+        Command::Ci(args) => commands::ci::run(&cli, args),
     };
     match result {
         Ok(Verdict::Clean) => ExitCode::SUCCESS,

@@ -185,3 +185,19 @@ fn unknown_variant(model: &str, variant: &str) -> BuildError {
         known,
     }
 }
+
+/// A library check of a scenario file (model, variant, parameters and exploration defaults),
+/// for `#[test]`s: `registry::scenario_check("scenarios/broker-bind-race.toml")?.assert_holds()`.
+pub fn scenario_check(
+    path: impl AsRef<std::path::Path>,
+) -> Result<sim::check::Check, Box<dyn std::error::Error>> {
+    let scenario = sim::scenario::Scenario::load(path.as_ref())?;
+    let model = build(&scenario.model, &scenario.variant, &scenario.params)?;
+    let e = &scenario.explore;
+    let strategy = sim::scenario::parse_strategy(&e.strategy, e.depth, e.preemption_bound, true)?;
+    Ok(sim::check::Check::new(model)
+        .strategy(strategy)
+        .seed(e.seed)
+        .runs(e.runs)
+        .max_steps(e.max_steps))
+}

@@ -87,6 +87,7 @@ pub struct Explorer<'m> {
     runs: Option<u64>,
     time: Option<Duration>,
     first_run: u64,
+    stride: u64,
     max_steps: usize,
     check_determinism: bool,
     stop_on_first: bool,
@@ -109,6 +110,7 @@ impl<'m> Explorer<'m> {
             runs: None,
             time: None,
             first_run: 0,
+            stride: 1,
             max_steps: RunConfig::default().max_steps,
             check_determinism: false,
             stop_on_first: false,
@@ -141,6 +143,13 @@ impl<'m> Explorer<'m> {
     /// Start at run index `first` (a shard of the run space starts past zero).
     pub fn first_run(mut self, first: u64) -> Self {
         self.first_run = first;
+        self
+    }
+
+    /// Take every `stride`-th run index from `first_run` on: shard i of n is
+    /// `first_run(i - 1).stride(n)`, and the shards together cover what one exploration would.
+    pub fn stride(mut self, stride: u64) -> Self {
+        self.stride = stride.max(1);
         self
     }
 
@@ -242,7 +251,7 @@ impl<'m> Explorer<'m> {
             let (result, s) = run_once(self.model, strategy, run, &config);
             strategy = s;
             if result.outcome == RunOutcome::Pruned {
-                run += 1;
+                run += self.stride;
                 continue;
             }
             summary.runs += 1;
@@ -271,7 +280,7 @@ impl<'m> Explorer<'m> {
                 },
             }
             if self.check_determinism
-                && (run - self.first_run < DETERMINISM_SAMPLE || new_violation)
+                && ((run - self.first_run) / self.stride < DETERMINISM_SAMPLE || new_violation)
             {
                 self.check_run(run, &result, steps_estimate, &config)?;
                 summary.determinism_checked += 1;
@@ -286,7 +295,7 @@ impl<'m> Explorer<'m> {
                     });
                 }
             }
-            run += 1;
+            run += self.stride;
             if self.stop_on_first && !violations.is_empty() {
                 break;
             }

@@ -93,6 +93,14 @@ pub fn explore_one(
         (None, _) if strategy.is_exhaustive() => None,
         (None, _) => Some(defaults.runs),
     };
+    // Shard i of n takes run indices i-1, i-1+n, ...: the shards' union is the unsharded run set.
+    let (first_run, stride, runs) = match (args.shard, runs) {
+        (None, runs) => (0, 1, runs),
+        (Some(_), _) if strategy.is_exhaustive() => {
+            anyhow::bail!("--shard splits random/PCT run indices; it does not split DFS yet")
+        }
+        (Some(shard), runs) => (shard.index - 1, shard.count, runs.map(|r| shard.share(r))),
+    };
     let label = match mutant {
         Some(guard) => format!("{} without {guard}", scenario.name),
         None => scenario.name.clone(),
@@ -102,6 +110,8 @@ pub fn explore_one(
         .strategy(strategy)
         .seed(seed)
         .max_steps(defaults.max_steps)
+        .first_run(first_run)
+        .stride(stride)
         .check_determinism(args.check_determinism);
     if let Some(r) = runs {
         explorer = explorer.runs(r);

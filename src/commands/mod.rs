@@ -1,3 +1,4 @@
+pub mod ci;
 pub mod explore;
 pub mod list;
 pub mod mutants;

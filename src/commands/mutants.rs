@@ -5,53 +5,41 @@
 //! any survived.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 use sim::scenario::{Expected, Scenario};
 
 use super::explore::{explore_one, select};
-use crate::cli::{Cli, Format, MutantsArgs};
+use crate::cli::{BudgetArgs, Cli, Format, MutantsArgs};
 use crate::report::ViolationReport;
 use crate::Verdict;
 
 #[derive(Serialize)]
-struct MutantReport {
-    model: String,
-    variant: String,
-    guard: String,
-    caught: bool,
+pub struct MutantReport {
+    pub model: String,
+    pub variant: String,
+    pub guard: String,
+    pub caught: bool,
     /// The scenario that caught it, and how.
     #[serde(skip_serializing_if = "Option::is_none")]
-    caught_by: Option<String>,
+    pub caught_by: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    violation: Option<ViolationReport>,
+    pub violation: Option<ViolationReport>,
     /// Scenarios explored, in order, and their runs.
-    tried: Vec<(String, u64)>,
+    pub tried: Vec<(String, u64)>,
 }
 
 pub fn run(cli: &Cli, args: &MutantsArgs) -> Result<Verdict> {
     let scenarios = select(&cli.scenario_dir, &args.scenarios)?;
-    // Only scenarios expected to hold test their guards: one that already violates would
-    // "catch" every mutant.
-    let mut by_variant: BTreeMap<(String, String), Vec<&Scenario>> = BTreeMap::new();
-    for s in scenarios.iter().filter(|s| s.expected == Expected::Holds) {
-        by_variant
-            .entry((s.model.clone(), s.variant.clone()))
-            .or_default()
-            .push(s);
-    }
     let mut reports = Vec::new();
-    for ((model, variant), group) in &by_variant {
-        let guards = models::registry::guards(model, variant)
-            .with_context(|| format!("scenario {}", group[0].path.display()))?;
-        for guard in guards {
-            let report = hunt(model, variant, guard, group, args)?;
-            if args.format == Format::Text {
-                print_line(&report);
-            }
-            reports.push(report);
+    for (model, variant, guard, group) in plan(&scenarios)? {
+        let report = hunt(&model, &variant, guard, &group, &args.budget, &args.out)?;
+        if args.format == Format::Text {
+            print_line(&report);
         }
+        reports.push(report);
     }
     let survived = reports.iter().filter(|r| !r.caught).count();
     match args.format {
@@ -70,13 +58,37 @@ pub fn run(cli: &Cli, args: &MutantsArgs) -> Result<Verdict> {
     })
 }
 
+type Mutant<'a> = (String, String, &'static str, Vec<&'a Scenario>);
+
+/// Every (model, variant, guard) of a variant some scenario expects to hold, with the variant's
+/// scenarios. Scenarios that already violate would "catch" every mutant, so they do not count.
+pub fn plan(scenarios: &[Scenario]) -> Result<Vec<Mutant<'_>>> {
+    let mut by_variant: BTreeMap<(String, String), Vec<&Scenario>> = BTreeMap::new();
+    for s in scenarios.iter().filter(|s| s.expected == Expected::Holds) {
+        by_variant
+            .entry((s.model.clone(), s.variant.clone()))
+            .or_default()
+            .push(s);
+    }
+    let mut plan = Vec::new();
+    for ((model, variant), group) in by_variant {
+        let guards = models::registry::guards(&model, &variant)
+            .with_context(|| format!("scenario {}", group[0].path.display()))?;
+        for guard in guards {
+            plan.push((model.clone(), variant.clone(), guard, group.clone()));
+        }
+    }
+    Ok(plan)
+}
+
 /// Explores the mutant on each scenario of its variant until one catches it.
-fn hunt(
+pub fn hunt(
     model: &str,
     variant: &str,
     guard: &str,
     scenarios: &[&Scenario],
-    args: &MutantsArgs,
+    budget: &BudgetArgs,
+    out: &Path,
 ) -> Result<MutantReport> {
     let mut report = MutantReport {
         model: model.to_string(),
@@ -90,13 +102,7 @@ fn hunt(
     for scenario in scenarios {
         let mutant = models::registry::build_mutant(model, variant, &scenario.params, Some(guard))
             .with_context(|| format!("scenario {}", scenario.path.display()))?;
-        let exploration = explore_one(
-            scenario,
-            mutant.as_ref(),
-            Some(guard),
-            &args.budget,
-            &args.out,
-        )?;
+        let exploration = explore_one(scenario, mutant.as_ref(), Some(guard), budget, out)?;
         report.tried.push((scenario.name.clone(), exploration.runs));
         if let Some(v) = exploration.violations.into_iter().next() {
             report.caught = true;

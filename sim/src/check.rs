@@ -1,0 +1,177 @@
+//! A check for a user's own `#[test]`s, in the style of stateright's checker builder:
+//!
+//! ```ignore
+//! Check::new(model).strategy(StrategyKind::Pct { depth: 3 }).runs(20_000).assert_holds();
+//! Check::new(buggy).runs(20_000).assert_violates("delivery-order");
+//! ```
+//!
+//! Environment overrides, as proptest and madsim users expect: `BRAID_SEED` (the exploration
+//! seed), `BRAID_RUNS` (run budget), `BRAID_TIME` (seconds), and `BRAID_REPLAY` (a replay file:
+//! follow that schedule instead of exploring, to debug a failure).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::explore::{Explorer, Summary};
+use crate::model::Model;
+use crate::replay_file::ReplayFile;
+use crate::run::{run_once, RunConfig, RunOutcome};
+use crate::strategy::{Replay, StrategyKind};
+
+/// What a check found.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Explored (or replayed) without a violation.
+    Holds { runs: u64, exhaustive: bool },
+    /// The first failing run of each broken invariant.
+    Violated(Vec<(String, String)>),
+}
+
+pub struct Check {
+    model: Box<dyn Model>,
+    strategy: StrategyKind,
+    seed: u64,
+    runs: Option<u64>,
+    time: Option<Duration>,
+    max_steps: usize,
+    replay: Option<PathBuf>,
+}
+
+fn env<T: std::str::FromStr>(name: &str) -> Option<T> {
+    let value = std::env::var(name).ok()?;
+    match value.parse() {
+        Ok(v) => Some(v),
+        Err(_) => panic!("{name}={value} is not a valid value"),
+    }
+}
+
+impl Check {
+    pub fn new(model: Box<dyn Model>) -> Self {
+        Check {
+            model,
+            strategy: StrategyKind::Pct { depth: 3 },
+            seed: 1,
+            runs: None,
+            time: None,
+            max_steps: RunConfig::default().max_steps,
+            replay: None,
+        }
+    }
+
+    pub fn strategy(mut self, strategy: StrategyKind) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    pub fn runs(mut self, runs: u64) -> Self {
+        self.runs = Some(runs);
+        self
+    }
+
+    pub fn time(mut self, time: Duration) -> Self {
+        self.time = Some(time);
+        self
+    }
+
+    pub fn max_steps(mut self, max_steps: usize) -> Self {
+        self.max_steps = max_steps;
+        self
+    }
+
+    /// Follows this replay file's schedule instead of exploring.
+    pub fn replay(mut self, file: impl Into<PathBuf>) -> Self {
+        self.replay = Some(file.into());
+        self
+    }
+
+    fn with_env(mut self) -> Self {
+        if let Some(seed) = env("BRAID_SEED") {
+            self.seed = seed;
+        }
+        if let Some(runs) = env("BRAID_RUNS") {
+            self.runs = Some(runs);
+        }
+        if let Some(secs) = env::<f64>("BRAID_TIME") {
+            self.time = Some(Duration::from_secs_f64(secs));
+        }
+        if let Some(file) = env::<String>("BRAID_REPLAY") {
+            self.replay = Some(file.into());
+        }
+        self
+    }
+
+    /// Runs the check (after applying the environment overrides).
+    pub fn run(self) -> Verdict {
+        let check = self.with_env();
+        if let Some(path) = &check.replay {
+            let file = ReplayFile::load(path).unwrap_or_else(|e| panic!("{e}"));
+            let config = RunConfig {
+                max_steps: file.max_steps,
+                trace: false,
+                record_accesses: false,
+            };
+            let replay = Box::new(Replay::strict(file.decisions.clone()));
+            let r = run_once(check.model.as_ref(), replay, file.found.run, &config).0;
+            return match r.outcome {
+                RunOutcome::Violation(v) => Verdict::Violated(vec![(v.invariant, v.message)]),
+                RunOutcome::Diverged(d) => panic!("{}: {d}", path.display()),
+                _ => Verdict::Holds {
+                    runs: 1,
+                    exhaustive: false,
+                },
+            };
+        }
+        let mut explorer = Explorer::new(check.model.as_ref())
+            .strategy(check.strategy)
+            .seed(check.seed)
+            .max_steps(check.max_steps);
+        if let Some(runs) = check.runs {
+            explorer = explorer.runs(runs);
+        }
+        if let Some(time) = check.time {
+            explorer = explorer.time(time);
+        }
+        let summary: Summary = explorer.run().unwrap_or_else(|e| panic!("{e}"));
+        if summary.violations.is_empty() {
+            Verdict::Holds {
+                runs: summary.runs,
+                exhaustive: summary.exhaustive,
+            }
+        } else {
+            Verdict::Violated(
+                summary
+                    .violations
+                    .into_iter()
+                    .map(|f| (f.invariant, f.message))
+                    .collect(),
+            )
+        }
+    }
+
+    /// Panics, naming the invariant and message, unless every run holds.
+    pub fn assert_holds(self) {
+        if let Verdict::Violated(found) = self.run() {
+            let (inv, msg) = &found[0];
+            panic!("braid: invariant {inv} violated: {msg} (explore the scenario with `braid explore` for a replay file)");
+        }
+    }
+
+    /// Panics unless exploration breaks `invariant`.
+    pub fn assert_violates(self, invariant: &str) {
+        match self.run() {
+            Verdict::Violated(found) if found.iter().any(|(i, _)| i == invariant) => {}
+            Verdict::Violated(found) => panic!(
+                "braid: expected {invariant} to be violated, found {:?}",
+                found.iter().map(|(i, _)| i).collect::<Vec<_>>()
+            ),
+            Verdict::Holds { runs, .. } => {
+                panic!("braid: expected {invariant} to be violated; {runs} runs held")
+            }
+        }
+    }
+}
