@@ -274,3 +274,33 @@ fn replay_renders_svg_html_and_mermaid() {
     let html = std::fs::read_to_string(&html).unwrap();
     assert!(html.contains("<svg ") && html.contains("<pre>"));
 }
+
+#[test]
+fn shrink_minimises_a_replay_file_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = braid(&[
+        "explore",
+        "broker-unbound-behind-access",
+        "--no-shrink",
+        "--format",
+        "json",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = &report[0]["violations"][0];
+    let file = v["replay_file"].as_str().unwrap().to_string();
+    let before: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let s = braid(&["shrink", &file]);
+    assert_eq!(code(&s), 1, "{}", stderr(&s));
+    let after: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(after["preemptions"].as_u64() < before["preemptions"].as_u64());
+    assert_eq!(after["shrunk_from"]["preemptions"], before["preemptions"]);
+    assert_eq!(after["violation"]["invariant"], before["violation"]["invariant"]);
+    let replay = braid(&["replay", &file]);
+    assert_eq!(code(&replay), 1);
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("reproduced: delivery-order"));
+}
