@@ -31,6 +31,8 @@ pub enum Command {
     /// The pull-request gate: replay seeds/, explore every scenario against its expectation,
     /// run the mutants, check determinism.
     Ci(CiArgs),
+    /// Combine the JSON summaries of shards into one.
+    Merge(MergeArgs),
     /// Minimise a replay file's schedule (fewest preemptions that still fail), in place.
     Shrink(ShrinkArgs),
 }
@@ -45,6 +47,7 @@ pub enum Format {
 pub enum StrategyArg {
     Random,
     Pct,
+    Portfolio,
     Dfs,
 }
 
@@ -78,6 +81,10 @@ pub struct BudgetArgs {
     /// Write failing schedules as found, without minimising them.
     #[arg(long)]
     pub no_shrink: bool,
+    /// Parallel exploration threads (random/PCT; default: the machine's cores). The result is
+    /// the same as one job's for the same seed and runs.
+    #[arg(long)]
+    pub jobs: Option<usize>,
     /// Explore shard i of n of each scenario's run space (random/PCT run indices), so a CI
     /// matrix can spread one exploration over machines; `braid merge` combines the summaries.
     #[arg(long, value_parser = parse_shard)]
@@ -200,4 +207,13 @@ pub struct CiArgs {
     /// The replay-file corpus to re-run first.
     #[arg(long, default_value = "seeds")]
     pub seeds: PathBuf,
+}
+
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// `braid explore ... --shard i/n --format json` outputs, one per shard.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
 }

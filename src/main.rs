@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         Command::Shrink(args) => commands::shrink::run(args),
         Command::Mutants(args) => commands::mutants::run(&cli, args),
         Command::Ci(args) => commands::ci::run(&cli, args),
+        Command::Merge(args) => commands::merge::run(args),
     };
     match result {
         Ok(Verdict::Clean) => ExitCode::SUCCESS,

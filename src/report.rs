@@ -2,9 +2,9 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub struct ViolationReport {
     pub invariant: String,
     pub message: String,
@@ -21,16 +21,16 @@ pub struct ViolationReport {
     pub replay_file: String,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub struct ScenarioReport {
     pub scenario: String,
     pub model: String,
     pub variant: String,
     /// The guard knocked out, for a mutant.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mutant: Option<String>,
     pub strategy: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<usize>,
     pub seed: u64,
     pub runs: u64,
@@ -42,12 +42,22 @@ pub struct ScenarioReport {
     pub exhaustive: bool,
     /// DFS runs cut as equivalent to an explored schedule (not counted in `runs`).
     pub pruned: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preemption_bound: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reduction: Option<bool>,
     /// Distinct end states (each task's own event sequence).
     pub end_states: usize,
+    /// PCT: the per-run probability bound 1/(n k^(d-1)) for a depth-d bug, from observed n, k.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pct_bound: Option<f64>,
+    /// PCT: the probability that these runs would have found a given depth-d bug.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pct_confidence: Option<f64>,
+    /// With --shard: the trace digests of the runs, so `braid merge` counts distinct schedules
+    /// exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_digests: Option<Vec<u64>>,
     pub determinism_checked: u64,
     pub outcome: String,
     pub expected: String,
@@ -102,6 +112,19 @@ impl ScenarioReport {
                 out,
                 "  NOT exhaustive: the budget ran out after {} schedules ({} pruned)",
                 self.runs, self.pruned
+            );
+        }
+        if let (true, Some(p), Some(c)) = (
+            self.violations.is_empty(),
+            self.pct_bound,
+            self.pct_confidence,
+        ) {
+            let _ = writeln!(
+                out,
+                "  PCT: each run finds a given depth-{} bug with probability >= {p:.2e}; {} runs found none: confidence {:.4}",
+                self.depth.unwrap_or(0),
+                self.runs,
+                c
             );
         }
         if self.determinism_checked > 0 {

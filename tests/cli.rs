@@ -299,8 +299,78 @@ fn shrink_minimises_a_replay_file_in_place() {
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert!(after["preemptions"].as_u64() < before["preemptions"].as_u64());
     assert_eq!(after["shrunk_from"]["preemptions"], before["preemptions"]);
-    assert_eq!(after["violation"]["invariant"], before["violation"]["invariant"]);
+    assert_eq!(
+        after["violation"]["invariant"],
+        before["violation"]["invariant"]
+    );
     let replay = braid(&["replay", &file]);
     assert_eq!(code(&replay), 1);
     assert!(String::from_utf8_lossy(&replay.stdout).contains("reproduced: delivery-order"));
+}
+
+fn summary_key(r: &serde_json::Value) -> String {
+    let violations: Vec<String> = r["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| format!("{}@{}x{}", v["invariant"], v["first_run"], v["count"]))
+        .collect();
+    format!(
+        "{} runs={} distinct={} outcome={} {:?}",
+        r["scenario"], r["runs"], r["distinct_schedules"], r["outcome"], violations
+    )
+}
+
+fn explore_json(args: &[&str]) -> serde_json::Value {
+    let o = braid(args);
+    assert!(code(&o) <= 1, "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn shards_merge_to_the_unsharded_result_and_jobs_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let scenarios = [
+        "broker-bind-race",
+        "relay-live-race-rejection-fence",
+        "broker-bound-first",
+    ];
+    let base = |extra: &[&str]| {
+        let mut args = vec!["explore"];
+        args.extend(scenarios);
+        args.extend([
+            "--runs",
+            "3000",
+            "--format",
+            "json",
+            "--out",
+            out,
+            "--no-shrink",
+        ]);
+        args.extend(extra);
+        args.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| {
+        let args = base(extra);
+        explore_json(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let whole = run(&["--jobs", "1"]);
+    let parallel = run(&["--jobs", "2"]);
+    let mut parts = Vec::new();
+    for shard in ["1/2", "2/2"] {
+        let path = dir.path().join(format!("shard-{}.json", &shard[..1]));
+        std::fs::write(&path, run(&["--shard", shard, "--jobs", "1"]).to_string()).unwrap();
+        parts.push(path);
+    }
+    let merged = braid(&[
+        "merge",
+        parts[0].to_str().unwrap(),
+        parts[1].to_str().unwrap(),
+    ]);
+    let merged: serde_json::Value = serde_json::from_slice(&merged.stdout).unwrap();
+    for i in 0..scenarios.len() {
+        assert_eq!(summary_key(&whole[i]), summary_key(&parallel[i]), "jobs");
+        assert_eq!(summary_key(&whole[i]), summary_key(&merged[i]), "shards");
+    }
 }

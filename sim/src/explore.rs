@@ -3,6 +3,7 @@
 //! `Explorer::new(&model).strategy(..).seed(1).runs(20_000).run()`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
@@ -54,6 +55,69 @@ pub struct Summary {
     pub pruned: u64,
     /// Distinct end states (each task's event sequence): equal for equivalent schedules.
     pub end_states: BTreeSet<u64>,
+    /// Trace digests of the runs (their count is `distinct_schedules`), kept so that the
+    /// summaries of parallel jobs and shards merge exactly.
+    pub digests: BTreeSet<u64>,
+}
+
+impl Summary {
+    /// Combines the summaries of jobs or shards that split one run space: the result is what
+    /// one exploration of the whole space reports (elapsed time aside).
+    pub fn merge(parts: Vec<Summary>) -> Option<Summary> {
+        let mut parts = parts.into_iter();
+        let mut total = parts.next()?;
+        for p in parts {
+            total.runs += p.runs;
+            total.digests.extend(p.digests);
+            total.end_states.extend(p.end_states);
+            total.max_steps_seen = total.max_steps_seen.max(p.max_steps_seen);
+            total.max_tasks_seen = total.max_tasks_seen.max(p.max_tasks_seen);
+            total.determinism_checked += p.determinism_checked;
+            total.pruned += p.pruned;
+            total.exhaustive &= p.exhaustive;
+            total.elapsed = total.elapsed.max(p.elapsed);
+            for f in p.violations {
+                match total
+                    .violations
+                    .iter_mut()
+                    .find(|t| t.invariant == f.invariant)
+                {
+                    Some(t) => {
+                        t.count += f.count;
+                        if f.first_run < t.first_run {
+                            let count = t.count;
+                            *t = Found { count, ..f };
+                        }
+                    }
+                    None => total.violations.push(f),
+                }
+            }
+        }
+        total.violations.sort_by_key(|f| f.first_run);
+        total.distinct_schedules = total.digests.len();
+        Some(total)
+    }
+
+    /// PCT's guaranteed per-run probability of hitting a given depth-d bug, 1/(n k^(d-1)), from
+    /// the tasks (n) and steps (k) observed.
+    pub fn pct_bound(&self) -> Option<f64> {
+        match self.strategy {
+            StrategyKind::Pct { depth } => Some(crate::strategy::Pct::bound(
+                self.max_tasks_seen,
+                self.pct_steps
+                    .unwrap_or(self.max_steps_seen)
+                    .max(self.max_steps_seen),
+                depth,
+            )),
+            _ => None,
+        }
+    }
+
+    /// The probability that the runs done would have found a given depth-d bug: 1 - (1-p)^runs.
+    pub fn pct_confidence(&self) -> Option<f64> {
+        self.pct_bound()
+            .map(|p| 1.0 - (1.0 - p).powf(self.runs as f64))
+    }
 }
 
 impl Summary {
@@ -91,6 +155,7 @@ pub struct Explorer<'m> {
     max_steps: usize,
     check_determinism: bool,
     stop_on_first: bool,
+    jobs: usize,
     progress: Option<ProgressFn<'m>>,
 }
 
@@ -114,6 +179,7 @@ impl<'m> Explorer<'m> {
             max_steps: RunConfig::default().max_steps,
             check_determinism: false,
             stop_on_first: false,
+            jobs: 1,
             progress: None,
         }
     }
@@ -164,6 +230,13 @@ impl<'m> Explorer<'m> {
         self
     }
 
+    /// Explore with `jobs` threads (random/PCT), each running its own runtimes on every
+    /// `jobs`-th run index; the merged result equals a single job's for the same run indices.
+    pub fn jobs(mut self, jobs: usize) -> Self {
+        self.jobs = jobs.max(1);
+        self
+    }
+
     pub fn stop_on_first(mut self, on: bool) -> Self {
         self.stop_on_first = on;
         self
@@ -202,6 +275,9 @@ impl<'m> Explorer<'m> {
                 };
             }
         }
+        if self.jobs > 1 && !self.strategy.is_exhaustive() {
+            return self.run_parallel();
+        }
         let exhaustive = self.strategy.is_exhaustive();
         let config = RunConfig {
             max_steps: self.max_steps,
@@ -213,7 +289,7 @@ impl<'m> Explorer<'m> {
             (runs, _) => runs,
         };
         let pct_steps = match self.strategy {
-            StrategyKind::Pct { .. } => Some(self.calibrate(&config)),
+            StrategyKind::Pct { .. } | StrategyKind::Portfolio => Some(self.calibrate(&config)),
             _ => None,
         };
         let steps_estimate = pct_steps.unwrap_or(config.max_steps);
@@ -236,6 +312,7 @@ impl<'m> Explorer<'m> {
             exhaustive: false,
             pruned: 0,
             end_states: BTreeSet::new(),
+            digests: BTreeSet::new(),
         };
         let mut run = self.first_run;
         loop {
@@ -303,7 +380,79 @@ impl<'m> Explorer<'m> {
         summary.elapsed = start.elapsed();
         summary.pruned = strategy.pruned();
         summary.distinct_schedules = digests.len();
+        summary.digests = digests;
         summary.violations = violations;
+        Ok(summary)
+    }
+
+    fn run_parallel(mut self) -> Result<Summary, ExploreError> {
+        let jobs = self.jobs as u64;
+        let budget_runs = match (self.runs, self.time) {
+            (None, None) => Some(10_000),
+            (runs, _) => runs,
+        };
+        let mut progress = self.progress.take();
+        let counters: Vec<AtomicU64> = (0..jobs).map(|_| AtomicU64::new(0)).collect();
+        let finished = AtomicU64::new(0);
+        let start = Instant::now();
+        let (model, strategy, seed, first_run, stride) = (
+            self.model,
+            self.strategy,
+            self.seed,
+            self.first_run,
+            self.stride,
+        );
+        let (max_steps, check, stop, time) = (
+            self.max_steps,
+            self.check_determinism,
+            self.stop_on_first,
+            self.time,
+        );
+        let results: Vec<Result<Summary, ExploreError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..jobs)
+                .map(|j| {
+                    let (counter, finished) = (&counters[j as usize], &finished);
+                    scope.spawn(move || {
+                        let mut job = Explorer::new(model)
+                            .strategy(strategy)
+                            .seed(seed)
+                            .first_run(first_run + j * stride)
+                            .stride(stride * jobs)
+                            .max_steps(max_steps)
+                            .check_determinism(check)
+                            .stop_on_first(stop)
+                            .on_progress(|p: &Progress| counter.store(p.runs, Ordering::Relaxed));
+                        if let Some(r) = budget_runs {
+                            job = job.runs(if r > j { (r - j).div_ceil(jobs) } else { 0 });
+                        }
+                        if let Some(t) = time {
+                            job = job.time(t);
+                        }
+                        let summary = job.run();
+                        finished.fetch_add(1, Ordering::Relaxed);
+                        summary
+                    })
+                })
+                .collect();
+            while finished.load(Ordering::Relaxed) < jobs {
+                std::thread::sleep(Duration::from_millis(50));
+                if let Some(progress) = &mut progress {
+                    progress(&Progress {
+                        runs: counters.iter().map(|c| c.load(Ordering::Relaxed)).sum(),
+                        budget_runs,
+                        violations: 0,
+                        elapsed: start.elapsed(),
+                    });
+                }
+            }
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("an exploration job panicked"))
+                .collect()
+        });
+        let parts = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let mut summary = Summary::merge(parts).expect("at least one job");
+        summary.elapsed = start.elapsed();
         Ok(summary)
     }
 

@@ -98,7 +98,7 @@ pub struct ExploreDefaults {
 impl Default for ExploreDefaults {
     fn default() -> Self {
         ExploreDefaults {
-            strategy: "pct".into(),
+            strategy: "portfolio".into(),
             depth: 3,
             seed: 1,
             runs: 20_000,
@@ -120,12 +120,13 @@ pub fn parse_strategy(
         "random" => Ok(StrategyKind::Random),
         "pct" if depth >= 1 => Ok(StrategyKind::Pct { depth }),
         "pct" => Err("PCT depth must be at least 1".into()),
+        "portfolio" => Ok(StrategyKind::Portfolio),
         "dfs" => Ok(StrategyKind::Dfs {
             preemption_bound,
             reduction,
         }),
         other => Err(format!(
-            "unknown strategy '{other}' (known: random, pct, dfs)"
+            "unknown strategy '{other}' (known: random, pct, portfolio, dfs)"
         )),
     }
 }

@@ -84,6 +84,7 @@ pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
         time: args.time,
         check_determinism: true,
         no_shrink: false,
+        jobs: None,
         shard: args.shard,
     };
     let mut cases = Vec::new();

@@ -69,6 +69,7 @@ pub fn explore_one(
         Some(StrategyArg::Random) => "random",
         Some(StrategyArg::Pct) => "pct",
         Some(StrategyArg::Dfs) => "dfs",
+        Some(StrategyArg::Portfolio) => "portfolio",
         None => defaults.strategy.as_str(),
     };
     let strategy = parse_strategy(
@@ -112,6 +113,10 @@ pub fn explore_one(
         .max_steps(defaults.max_steps)
         .first_run(first_run)
         .stride(stride)
+        .jobs(
+            args.jobs
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        )
         .check_determinism(args.check_determinism);
     if let Some(r) = runs {
         explorer = explorer.runs(r);
@@ -224,6 +229,11 @@ pub fn explore_one(
             _ => None,
         },
         end_states: summary.end_states.len(),
+        pct_bound: summary.pct_bound(),
+        pct_confidence: summary.pct_confidence(),
+        schedule_digests: args
+            .shard
+            .map(|_| summary.digests.iter().copied().collect()),
         determinism_checked: summary.determinism_checked,
         outcome: outcome.to_string(),
         expected: scenario.expected.to_string(),

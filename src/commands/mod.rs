@@ -1,6 +1,7 @@
 pub mod ci;
 pub mod explore;
 pub mod list;
+pub mod merge;
 pub mod mutants;
 pub mod replay;
 pub mod shrink;

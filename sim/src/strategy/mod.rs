@@ -4,6 +4,7 @@
 mod dfs;
 mod guided;
 mod pct;
+mod portfolio;
 mod random;
 mod replay;
 
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 pub use dfs::Dfs;
 pub use guided::{Guided, Switches};
 pub use pct::Pct;
+pub use portfolio::{Portfolio, PORTFOLIO_DEPTHS};
 pub use random::Random;
 pub use replay::Replay;
 
@@ -85,6 +87,8 @@ pub enum StrategyKind {
     Random,
     /// Probabilistic concurrency testing with `depth` - 1 priority change points.
     Pct { depth: usize },
+    /// Random and PCT at several depths, round-robin across runs.
+    Portfolio,
     /// Exhaustive depth-first search, optionally preemption-bounded, with or without
     /// partial-order reduction (sleep sets + DPOR).
     Dfs {
@@ -99,6 +103,7 @@ impl StrategyKind {
             StrategyKind::Random => "random",
             StrategyKind::Pct { .. } => "pct",
             StrategyKind::Dfs { .. } => "dfs",
+            StrategyKind::Portfolio => "portfolio",
         }
     }
 
@@ -120,6 +125,7 @@ impl StrategyKind {
         match *self {
             StrategyKind::Random => Box::new(Random::new(seed)),
             StrategyKind::Pct { depth } => Box::new(Pct::new(seed, depth, steps)),
+            StrategyKind::Portfolio => Box::new(Portfolio::new(seed, steps)),
             StrategyKind::Dfs {
                 preemption_bound,
                 reduction,
