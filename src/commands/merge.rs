@@ -2,7 +2,7 @@
 //! --format json`) into the summary one unsharded exploration would have printed.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use sim::scenario::Expected;
@@ -70,7 +70,7 @@ fn load(path: &PathBuf) -> Result<Vec<ScenarioReport>> {
 }
 
 /// Adds one shard's summary of a scenario to the running total.
-fn combine(total: &mut ScenarioReport, part: ScenarioReport, path: &PathBuf) -> Result<()> {
+fn combine(total: &mut ScenarioReport, part: ScenarioReport, path: &Path) -> Result<()> {
     if (total.strategy.as_str(), total.seed, total.depth)
         != (part.strategy.as_str(), part.seed, part.depth)
     {
