@@ -227,3 +227,23 @@ fn shrinking_is_one_minimal_and_the_bind_race_needs_one_preemption() {
     let (_, shrunk) = shrunk_first_violation(gate.as_ref(), StrategyKind::Random, "deadlock");
     assert_one_minimal(gate.as_ref(), &shrunk);
 }
+
+/// Exhaustive search (sleep sets + DPOR, no preemption bound) finds both single-publisher bugs
+/// and covers the whole space.
+#[test]
+fn dfs_exhausts_the_single_publisher_scenarios_and_finds_their_bugs() {
+    for (variant, invariant) in [("original", "delivery-order"), ("gate-lane", "deadlock")] {
+        let model = broker(variant, 1, "await");
+        let s = Explorer::new(model.as_ref())
+            .strategy(StrategyKind::Dfs {
+                preemption_bound: None,
+                reduction: true,
+            })
+            .run()
+            .unwrap();
+        assert!(s.exhaustive, "{variant}: {} schedules", s.runs);
+        assert!(s.pruned > 0);
+        let names: Vec<&str> = s.violations.iter().map(|f| f.invariant.as_str()).collect();
+        assert_eq!(names, [invariant], "{variant}");
+    }
+}

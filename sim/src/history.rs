@@ -8,6 +8,7 @@ use std::rc::Rc;
 use crate::invariant::Invariant;
 use crate::model::Monitor;
 use crate::rt::digest::Fnv64;
+use crate::rt::execution::AccessKind;
 use crate::rt::op::ObjState;
 use crate::rt::{in_run, with_exec, ObjId};
 use crate::Violation;
@@ -16,8 +17,11 @@ use crate::Violation;
 pub struct History<E> {
     invariants: Rc<RefCell<Vec<Box<dyn Invariant<E>>>>>,
     /// Emitting is a write to this object: invariants may depend on the order of events, so
-    /// two steps that emit are never reordered by partial-order reduction.
+    /// two steps that emit are never reordered by partial-order reduction...
     id: ObjId,
+    /// ...unless the model declares that its invariants only compare events of one task, or
+    /// events whose order other dependencies (a channel, a lock) already fix.
+    cross_task_order: bool,
 }
 
 impl<E> Clone for History<E> {
@@ -25,6 +29,7 @@ impl<E> Clone for History<E> {
         History {
             invariants: self.invariants.clone(),
             id: self.id,
+            cross_task_order: self.cross_task_order,
         }
     }
 }
@@ -35,7 +40,17 @@ impl<E: Hash + Display + 'static> History<E> {
         History {
             invariants: Rc::new(RefCell::new(invariants)),
             id,
+            cross_task_order: true,
         }
+    }
+
+    /// Declares that no invariant's verdict depends on the order in which *different* tasks
+    /// emit events, beyond what the engine already orders (each task's own events; steps that
+    /// conflict on a lock, channel or other object). Emitting then adds no dependency, so
+    /// partial-order reduction can reorder independent steps that emit.
+    pub fn order_per_task(mut self) -> Self {
+        self.cross_task_order = false;
+        self
     }
 
     /// Records `event`; the first invariant it breaks ends the run with a violation.
@@ -46,7 +61,9 @@ impl<E: Hash + Display + 'static> History<E> {
         let mut hasher = Fnv64::default();
         event.hash(&mut hasher);
         with_exec(|ex| {
-            ex.access(self.id, true);
+            if self.cross_task_order {
+                ex.access(self.id, AccessKind::Write);
+            }
             ex.digest_event(hasher.finish());
             ex.trace_event(|| event.to_string());
         });

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use crate::model::Model;
-pub use crate::rt::execution::Access;
+pub use crate::rt::execution::{Access, AccessKind};
 use crate::rt::execution::{End, Execution, Recorded};
 use crate::rt::{self, with_exec};
 use crate::schedule::{Decision, Divergence};

@@ -26,12 +26,41 @@ pub(crate) enum End {
 }
 
 /// One access to an engine object by a step (the operation and the code after it, up to the
-/// task's next scheduling point). Two steps are dependent when they access a common object and
-/// at least one of them writes it.
+/// task's next scheduling point). Two steps are dependent when they access a common object,
+/// unless both only read it or both only set it (a notify: setting a flag twice commutes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Access {
     pub obj: ObjId,
-    pub write: bool,
+    pub kind: AccessKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessKind {
+    Read,
+    /// An idempotent set (notify): commutes with another set, not with a read or a write.
+    Set,
+    Write,
+}
+
+impl AccessKind {
+    fn join(self, other: AccessKind) -> AccessKind {
+        if self == other {
+            self
+        } else {
+            AccessKind::Write
+        }
+    }
+}
+
+impl Access {
+    /// Whether the two accesses conflict (the order of the steps making them matters).
+    pub fn conflicts(&self, other: &Access) -> bool {
+        self.obj == other.obj
+            && !matches!(
+                (self.kind, other.kind),
+                (AccessKind::Read, AccessKind::Read) | (AccessKind::Set, AccessKind::Set)
+            )
+    }
 }
 
 /// A decision as recorded during the run (by task id; named at the end).
@@ -129,17 +158,23 @@ impl Execution {
 
     /// The object's scheduling state, to change it (a write access by the current step).
     pub(crate) fn state_mut(&mut self, obj: ObjId) -> &mut ObjState {
-        self.access(obj, true);
+        self.access(obj, AccessKind::Write);
         &mut self.objects[obj.0].state
     }
 
-    /// Records that the current step reads or writes `obj`.
-    pub(crate) fn access(&mut self, obj: ObjId, write: bool) {
+    /// Sets an object's scheduling state with an idempotent set (a notify's permit).
+    pub(crate) fn set_state(&mut self, obj: ObjId, state: ObjState) {
+        self.access(obj, AccessKind::Set);
+        self.objects[obj.0].state = state;
+    }
+
+    /// Records that the current step accesses `obj`.
+    pub(crate) fn access(&mut self, obj: ObjId, kind: AccessKind) {
         if let Some(steps) = &mut self.accesses {
             if let Some(step) = steps.last_mut() {
                 match step.iter_mut().find(|a| a.obj == obj) {
-                    Some(a) => a.write |= write,
-                    None => step.push(Access { obj, write }),
+                    Some(a) => a.kind = a.kind.join(kind),
+                    None => step.push(Access { obj, kind }),
                 }
             }
         }

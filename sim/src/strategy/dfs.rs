@@ -54,8 +54,7 @@ impl Node {
 }
 
 fn dependent(a: &[Access], b: &[Access]) -> bool {
-    a.iter()
-        .any(|x| b.iter().any(|y| x.obj == y.obj && (x.write || y.write)))
+    a.iter().any(|x| b.iter().any(|y| x.conflicts(y)))
 }
 
 pub struct Dfs {
@@ -122,7 +121,11 @@ impl Dfs {
         sleep
     }
 
-    /// Adds backtrack points for every race in the run just finished.
+    /// Adds backtrack points for the races in the run just finished (Flanagan-Godefroid): for
+    /// each step i of task p, the last earlier step j of another task that conflicts with i,
+    /// could have run in either order (p was not parked on i, disabled, at j), and does not
+    /// happen before p's previous step. Exploring p first at j exposes any earlier race in a
+    /// later run.
     fn analyse_races(&mut self, run: &RunResult) {
         let nodes: Vec<usize> = (0..self.stack.len())
             .filter(|&i| self.stack[i].kind == Kind::Task)
@@ -137,23 +140,34 @@ impl Dfs {
         let mut clock: Vec<Vec<usize>> = Vec::with_capacity(steps);
         let mut last_of: Vec<Option<usize>> = vec![None; tasks];
         let mut count: Vec<usize> = vec![0; tasks];
+        // progress[j][t] = steps task t had taken before step j.
+        let mut progress: Vec<Vec<usize>> = Vec::with_capacity(steps);
         let mut seq: Vec<usize> = Vec::with_capacity(steps);
         for i in 0..steps {
+            progress.push(count.clone());
             let p = self.stack[nodes[i]].chosen;
             let before_p: Vec<usize> = last_of[p].map_or(vec![0; tasks], |l| clock[l].clone());
             let mut vc = before_p.clone();
+            let mut race = None;
             for j in 0..i {
-                let q = self.stack[nodes[j]].chosen;
                 if !dependent(&run.accesses[j], &run.accesses[i]) {
                     continue;
                 }
-                // A race: j and i conflict, and nothing orders j before p's previous step.
-                if q != p && seq[j] > before_p[q] {
-                    self.add_backtrack(nodes[j], p);
+                let q = self.stack[nodes[j]].chosen;
+                let ordered = seq[j] <= before_p[q];
+                // p was already parked on this very operation at j, and it was disabled there:
+                // j is what let it run (a release), so the two could not go in the other order.
+                let parked_disabled = progress[j][p] == count[p]
+                    && !self.stack[nodes[j]].enabled.iter().any(|t| t.0 == p);
+                if q != p && !ordered && !parked_disabled {
+                    race = Some(j);
                 }
                 for t in 0..tasks {
                     vc[t] = vc[t].max(clock[j][t]);
                 }
+            }
+            if let Some(j) = race {
+                self.add_backtrack(nodes[j], p);
             }
             count[p] += 1;
             vc[p] = count[p];

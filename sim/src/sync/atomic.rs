@@ -5,6 +5,7 @@ use std::cell::Cell;
 use std::fmt::Debug;
 
 use crate::model::Grain;
+use crate::rt::execution::AccessKind;
 use crate::rt::op::{AtomicOp, ObjState, Op};
 use crate::rt::task::point;
 use crate::rt::{with_exec, ObjId};
@@ -28,8 +29,12 @@ impl<T: Copy + PartialEq + Debug + 'static> Atomic<T> {
         if point_here {
             point(Op::Atomic(self.id, op)).await;
         }
-        let write = op != AtomicOp::Load;
-        with_exec(|ex| ex.access(self.id, write));
+        let kind = if op == AtomicOp::Load {
+            AccessKind::Read
+        } else {
+            AccessKind::Write
+        };
+        with_exec(|ex| ex.access(self.id, kind));
         point_here
     }
 

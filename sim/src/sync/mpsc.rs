@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::rc::Rc;
 
+use crate::rt::execution::AccessKind;
 use crate::rt::op::{ObjState, Op};
 use crate::rt::task::point;
 use crate::rt::{with_exec, ObjId};
@@ -19,7 +20,7 @@ struct Chan<T> {
 
 impl<T> Chan<T> {
     fn observed_len(&self) -> usize {
-        with_exec(|ex| ex.access(self.id, false));
+        with_exec(|ex| ex.access(self.id, AccessKind::Read));
         self.queue.borrow().len()
     }
 
@@ -82,7 +83,7 @@ impl<T> Sender<T> {
         point(Op::TrySend(self.chan.id)).await;
         if self.chan.queue.borrow().len() >= self.chan.cap {
             with_exec(|ex| {
-                ex.access(self.chan.id, false);
+                ex.access(self.chan.id, AccessKind::Read);
                 ex.note_effect(|| "full".to_string());
             });
             return Err(TrySendError::Full(value));
@@ -143,7 +144,7 @@ impl<T> Receiver<T> {
             self.chan.sync_len();
         } else {
             with_exec(|ex| {
-                ex.access(self.chan.id, false);
+                ex.access(self.chan.id, AccessKind::Read);
                 ex.note_effect(|| "empty".to_string());
             });
         }

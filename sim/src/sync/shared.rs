@@ -5,6 +5,7 @@
 
 use std::cell::RefCell;
 
+use crate::rt::execution::AccessKind;
 use crate::rt::op::ObjState;
 use crate::rt::{with_exec, ObjId};
 
@@ -24,13 +25,13 @@ impl<T> Shared<T> {
 
     /// Reads the value.
     pub fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        with_exec(|ex| ex.access(self.id, false));
+        with_exec(|ex| ex.access(self.id, AccessKind::Read));
         f(&self.value.borrow())
     }
 
     /// Changes the value.
     pub fn with_mut<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        with_exec(|ex| ex.access(self.id, true));
+        with_exec(|ex| ex.access(self.id, AccessKind::Write));
         f(&mut self.value.borrow_mut())
     }
 }
