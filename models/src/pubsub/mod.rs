@@ -116,6 +116,12 @@ impl PubSubModel {
 }
 
 impl Model for PubSubModel {
+    /// Refcounts, subscriptions, the reconcile flag and retained sets are recorded `Shared`
+    /// cells; the rest goes through locks and channels.
+    fn reduction_safe(&self) -> bool {
+        true
+    }
+
     fn start(&self) -> Rc<dyn Monitor> {
         let p = &self.params;
         let conns = Rc::new(vec![Conn::new("c1"), Conn::new("c2")]);

@@ -22,8 +22,9 @@ pub struct Lease {
     pub sub: SubId,
     pub channel: Channel,
     pub cancelled: SharedCell<bool>,
-    /// Ghost: the request still counts as pending work (for the subscription limit).
-    pub pending_work: Cell<bool>,
+    /// Ghost: the request still counts as pending work (for the subscription limit). Settled by
+    /// its handler without the lock and by cancellation under it: a recorded cell.
+    pub pending_work: SharedCell<bool>,
 }
 
 impl Lease {
@@ -142,13 +143,13 @@ impl Shared {
             sub,
             channel,
             cancelled: SharedCell::new(format!("{req}.cancelled"), false),
-            pending_work: Cell::new(true),
+            pending_work: SharedCell::new(format!("{req}.pending"), true),
         })
     }
 
     /// The request is no longer pending work (it registered, was refused or is gone).
     pub fn settle(&self, lease: &Lease) {
-        if lease.pending_work.replace(false) {
+        if lease.pending_work.with_mut(|w| std::mem::replace(w, false)) {
             self.emit(RelayEvent::Work {
                 sub: lease.sub,
                 req: lease.req,

@@ -177,6 +177,13 @@ impl Relay {
 }
 
 impl Model for Relay {
+    /// Tasks share the subscription map, gauge and connection map only under the lifecycle
+    /// lock; everything read without it (registry, fan-out index, closed flag, cancellation,
+    /// pending work, the pubsub layer) is in recorded `Shared` cells, channels or locks.
+    fn reduction_safe(&self) -> bool {
+        true
+    }
+
     fn start(&self) -> Rc<dyn Monitor> {
         let p = &self.params;
         let setup = p.script.setup();
@@ -246,7 +253,7 @@ fn open_before_run(shared: &Shared, sub: SubId, channel: Channel) {
         sub,
         channel,
         cancelled: sim::sync::Shared::new("r0.cancelled", false),
-        pending_work: std::cell::Cell::new(false),
+        pending_work: sim::sync::Shared::new("r0.pending", false),
     });
     shared.emit(RelayEvent::Arrived { sub, action: r0 });
     shared.state.subs.borrow_mut().insert(
