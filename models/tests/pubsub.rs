@@ -1,62 +1,13 @@
 //! The pubsub acceptance table, both ways, from the scenario files; the fixed variant's guards
 //! knocked out are caught; one shrunk trace per bug family is snapshotted.
 
-use std::path::Path;
+mod common;
 
+use common::*;
 use models::registry;
-use sim::explore::{Explorer, Summary};
-use sim::scenario::{Expected, Scenario};
+use sim::scenario::Expected;
 use sim::strategy::{Replay, StrategyKind};
-use sim::{run_once, Model, RunConfig};
-
-const BUDGET: u64 = 20_000;
-const STRATEGIES: [StrategyKind; 2] = [StrategyKind::Random, StrategyKind::Pct { depth: 3 }];
-
-fn scenario(name: &str) -> Scenario {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
-    Scenario::find(&dir, name).expect("scenario loads")
-}
-
-fn build(s: &Scenario, knock_out: Option<&str>) -> Box<dyn Model> {
-    registry::build_mutant(&s.model, &s.variant, &s.params, knock_out).expect("valid model")
-}
-
-fn explore(model: &dyn Model, strategy: StrategyKind, stop_on_first: bool) -> Summary {
-    Explorer::new(model)
-        .strategy(strategy)
-        .seed(1)
-        .runs(BUDGET)
-        .stop_on_first(stop_on_first)
-        .check_determinism(true)
-        .run()
-        .expect("exploration runs")
-}
-
-/// Exploration stops at the first violation, which must be one of the expected invariants.
-fn assert_found(model: &dyn Model, strategy: StrategyKind, expected: &[String]) {
-    let s = explore(model, strategy, true);
-    assert_eq!(s.violations.len(), 1, "{strategy:?}: {:?}", s.violations);
-    assert!(
-        expected.contains(&s.violations[0].invariant),
-        "{strategy:?}: {:?} not in {expected:?}",
-        s.violations
-    );
-    let found = &s.violations[0].run;
-    let config = RunConfig {
-        max_steps: 10_000,
-        trace: false,
-        ..RunConfig::default()
-    };
-    let again = run_once(
-        model,
-        Box::new(Replay::strict(found.decisions.clone())),
-        0,
-        &config,
-    )
-    .0;
-    assert_eq!(again.outcome, found.outcome);
-    assert_eq!(again.digest, found.digest);
-}
+use sim::{run_once, RunConfig};
 
 fn violated(name: &str) {
     let s = scenario(name);
