@@ -6,8 +6,6 @@ mod common;
 use common::*;
 use models::registry;
 use sim::scenario::Expected;
-use sim::strategy::{Replay, StrategyKind};
-use sim::{run_once, RunConfig};
 
 fn violated(name: &str) {
     let s = scenario(name);
@@ -80,36 +78,6 @@ fn bad_parameters_are_errors() {
     };
     assert!(err(serde_json::json!({"queues": 1})).contains("unknown field"));
     assert!(err(serde_json::json!({"queue": 0})).contains("queue"));
-}
-
-fn shrunk_trace(name: &str) -> String {
-    let s = scenario(name);
-    let Expected::Violation(expected) = &s.expected else {
-        panic!("{name} should expect a violation");
-    };
-    let model = build(&s, None);
-    let summary = explore(model.as_ref(), StrategyKind::Pct { depth: 3 }, true);
-    let found = &summary.violations[0];
-    assert!(expected.contains(&found.invariant));
-    let config = RunConfig {
-        max_steps: 10_000,
-        trace: false,
-        ..RunConfig::default()
-    };
-    let shrunk = sim::shrink::shrink(model.as_ref(), &found.run, &config).run;
-    let config = RunConfig {
-        max_steps: 10_000,
-        trace: true,
-        ..RunConfig::default()
-    };
-    let r = run_once(
-        model.as_ref(),
-        Box::new(Replay::strict(shrunk.decisions.clone())),
-        0,
-        &config,
-    )
-    .0;
-    r.trace.unwrap().render_text()
 }
 
 #[test]

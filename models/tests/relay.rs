@@ -9,8 +9,7 @@ mod common;
 use common::*;
 use models::registry;
 use sim::scenario::Expected;
-use sim::strategy::{Replay, StrategyKind};
-use sim::{run_once, RunConfig};
+use sim::strategy::StrategyKind;
 
 /// A row of the table: the buggy variant's scenario is violated (naming its invariant), the
 /// fixed variant's scenario holds — both with both strategies.
@@ -172,38 +171,6 @@ fn bad_parameters_are_errors() {
     assert!(err(serde_json::json!({"script": "req-req"})).contains("unknown variant"));
     assert!(err(serde_json::json!({"limit": 0})).contains("limit"));
     assert!(err(serde_json::json!({"stored": 4})).contains("stored"));
-}
-
-/// The shortest failing schedule for a scenario, replayed with its trace.
-fn shrunk_trace(name: &str) -> String {
-    let s = scenario(name);
-    let Expected::Violation(expected) = &s.expected else {
-        panic!("{name} should expect a violation");
-    };
-    let model = build(&s, None);
-    let summary = explore(model.as_ref(), StrategyKind::Pct { depth: 3 }, true);
-    let found = summary
-        .violations
-        .iter()
-        .find(|f| expected.contains(&f.invariant))
-        .expect("found");
-    let config = RunConfig {
-        max_steps: 10_000,
-        trace: false,
-        ..RunConfig::default()
-    };
-    let shrunk = sim::shrink::shrink(model.as_ref(), &found.run, &config).run;
-    let config = RunConfig {
-        max_steps: 10_000,
-        trace: true,
-        ..RunConfig::default()
-    };
-    let replay = Box::new(Replay::strict(shrunk.decisions.clone()));
-    let r = run_once(model.as_ref(), replay, 0, &config).0;
-    assert!(r
-        .violation()
-        .is_some_and(|v| expected.contains(&v.invariant)));
-    r.trace.unwrap().render_text()
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use models::registry;
 use sim::explore::{Explorer, Summary};
-use sim::scenario::Scenario;
+use sim::scenario::{Expected, Scenario};
 use sim::strategy::{Replay, StrategyKind};
 use sim::{run_once, Model, RunConfig};
 
@@ -72,4 +72,35 @@ pub fn assert_holds(model: &dyn Model, strategy: StrategyKind) {
         "explored {} schedules",
         s.distinct_schedules
     );
+}
+
+/// The minimised failing schedule PCT (depth 3, seed 1) finds for a scenario expected to
+/// violate, replayed with its trace: what the snapshot tests pin.
+pub fn shrunk_trace(name: &str) -> String {
+    let s = scenario(name);
+    let Expected::Violation(expected) = &s.expected else {
+        panic!("{name} should expect a violation");
+    };
+    let model = build(&s, None);
+    let summary = explore(model.as_ref(), StrategyKind::Pct { depth: 3 }, true);
+    let found = summary
+        .violations
+        .iter()
+        .find(|f| expected.contains(&f.invariant))
+        .expect("found");
+    let config = RunConfig {
+        max_steps: 10_000,
+        ..RunConfig::default()
+    };
+    let shrunk = sim::shrink::shrink(model.as_ref(), &found.run, &config).run;
+    let config = RunConfig {
+        trace: true,
+        ..config
+    };
+    let replay = Box::new(Replay::strict(shrunk.decisions.clone()));
+    let r = run_once(model.as_ref(), replay, 0, &config).0;
+    assert!(r
+        .violation()
+        .is_some_and(|v| expected.contains(&v.invariant)));
+    r.trace.unwrap().render_text()
 }
