@@ -24,19 +24,8 @@ pub async fn admit(
         !subs.contains_key(sub) && subs.len() >= shared.limit
     };
     if full {
-        shared.emit(RelayEvent::TookEffect {
-            sub,
-            action: req,
-            how: "refused at admission: too many subscriptions",
-        });
-        drop(lifecycle);
-        shared
-            .send(Frame {
-                sub,
-                kind: FrameKind::Closed("error: too many subscriptions"),
-                from: req,
-            })
-            .await;
+        let how = "refused at admission: too many subscriptions";
+        shared.refuse_over_limit(lifecycle, sub, req, how).await;
         return None;
     }
     let lease = shared.new_lease(req, sub, channel);

@@ -6,10 +6,10 @@ use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use sim::sync::{Mutex, Sender, Shared as SharedCell, TrySendError};
+use sim::sync::{Mutex, MutexGuard, Sender, Shared as SharedCell, TrySendError};
 use sim::History;
 
-use super::frame::{Action, Channel, Frame, RelayEvent, SubId};
+use super::frame::{Action, Channel, Frame, FrameKind, RelayEvent, SubId};
 use super::variant::Guards;
 use crate::pubsub::PubSub;
 
@@ -162,6 +162,29 @@ impl Shared {
     pub fn cancel(&self, lease: &Lease) {
         lease.cancelled.with_mut(|c| *c = true);
         self.settle(lease);
+    }
+
+    /// Refuses `req` for the subscription limit: records where it took effect, releases the
+    /// lifecycle lock, and queues CLOSED "error: too many subscriptions".
+    pub async fn refuse_over_limit(
+        &self,
+        lifecycle: MutexGuard<'_, ()>,
+        sub: SubId,
+        req: Action,
+        how: &'static str,
+    ) {
+        self.emit(RelayEvent::TookEffect {
+            sub,
+            action: req,
+            how,
+        });
+        drop(lifecycle);
+        self.send(Frame {
+            sub,
+            kind: FrameKind::Closed("error: too many subscriptions"),
+            from: req,
+        })
+        .await;
     }
 
     /// conn.send: queue a frame (synchronous try_send; dropped once the connection is gone).

@@ -88,19 +88,8 @@ async fn claim(shared: &Shared, lease: &Rc<Lease>) -> bool {
             .registry
             .with(|r| !r.contains_key(sub) && r.len() >= shared.limit);
         if full {
-            shared.emit(RelayEvent::TookEffect {
-                sub,
-                action: req,
-                how: "refused at registration: too many subscriptions",
-            });
-            drop(lifecycle);
-            shared
-                .send(Frame {
-                    sub,
-                    kind: FrameKind::Closed("error: too many subscriptions"),
-                    from: req,
-                })
-                .await;
+            let how = "refused at registration: too many subscriptions";
+            shared.refuse_over_limit(lifecycle, sub, req, how).await;
             return false;
         }
     }
