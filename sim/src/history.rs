@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use crate::invariant::Invariant;
 use crate::model::Monitor;
+use crate::rt::access::AccessKind;
 use crate::rt::digest::Fnv64;
-use crate::rt::execution::AccessKind;
 use crate::rt::op::ObjState;
 use crate::rt::{in_run, with_exec, ObjId};
 use crate::Violation;

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use crate::model::Model;
-pub use crate::rt::execution::{Access, AccessKind};
+pub use crate::rt::access::{Access, AccessKind, StepAccesses};
 use crate::rt::execution::{End, Execution, Recorded};
 use crate::rt::{self, with_exec};
 use crate::schedule::{Decision, Divergence};
@@ -67,7 +67,7 @@ pub struct RunResult {
     /// in the order of independent steps.
     pub end_state: u64,
     /// Per step, the objects it accessed (when `RunConfig::record_accesses`).
-    pub accesses: Vec<Vec<Access>>,
+    pub accesses: StepAccesses,
     pub trace: Option<Trace>,
 }
 
@@ -99,7 +99,7 @@ pub fn run_once(
     let guard = rt::enter(exec.clone());
     simulate(model, run);
     drop(guard);
-    let exec = Rc::try_unwrap(exec)
+    let mut exec = Rc::try_unwrap(exec)
         .unwrap_or_else(|_| panic!("a model task outlived its run"))
         .into_inner();
     let outcome = match &exec.end {
@@ -126,8 +126,8 @@ pub fn run_once(
         tasks: exec.tasks.len(),
         digest: exec.digest(),
         end_state: exec.end_state(),
-        accesses: exec.accesses.clone().unwrap_or_default(),
-        trace: exec.trace.clone(),
+        accesses: exec.accesses.take().unwrap_or_default(),
+        trace: exec.trace.take(),
     };
     let mut strategy = exec.into_strategy();
     strategy.end_run(&result);

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::hash::Hasher;
 use std::task::Waker;
 
+use super::access::{AccessKind, StepAccesses};
 use super::digest::Fnv64;
 use super::op::{Describe, ObjId, ObjState, Object, Op};
 use super::task::{Task, TaskId};
@@ -25,44 +26,6 @@ pub(crate) enum End {
     Pruned,
 }
 
-/// One access to an engine object by a step (the operation and the code after it, up to the
-/// task's next scheduling point). Two steps are dependent when they access a common object,
-/// unless both only read it or both only set it (a notify: setting a flag twice commutes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Access {
-    pub obj: ObjId,
-    pub kind: AccessKind,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AccessKind {
-    Read,
-    /// An idempotent set (notify): commutes with another set, not with a read or a write.
-    Set,
-    Write,
-}
-
-impl AccessKind {
-    fn join(self, other: AccessKind) -> AccessKind {
-        if self == other {
-            self
-        } else {
-            AccessKind::Write
-        }
-    }
-}
-
-impl Access {
-    /// Whether the two accesses conflict (the order of the steps making them matters).
-    pub fn conflicts(&self, other: &Access) -> bool {
-        self.obj == other.obj
-            && !matches!(
-                (self.kind, other.kind),
-                (AccessKind::Read, AccessKind::Read) | (AccessKind::Set, AccessKind::Set)
-            )
-    }
-}
-
 /// A decision as recorded during the run (by task id; named at the end).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Recorded {
@@ -81,7 +44,7 @@ pub(crate) struct Execution {
     pub decisions: Vec<Recorded>,
     pub trace: Option<Trace>,
     /// Per step, the objects it accessed (recorded for partial-order reduction only).
-    pub accesses: Option<Vec<Vec<Access>>>,
+    pub accesses: Option<StepAccesses>,
     /// Per task, a hash of the events it emitted, in order: equal for equivalent schedules.
     pub task_events: Vec<u64>,
     pub end: Option<End>,
@@ -109,7 +72,7 @@ impl Execution {
             preempted_steps: Vec::new(),
             decisions: Vec::new(),
             trace: trace.then(Trace::default),
-            accesses: record_accesses.then(Vec::new),
+            accesses: record_accesses.then(StepAccesses::default),
             task_events: Vec::new(),
             end: None,
             strategy,
@@ -162,21 +125,17 @@ impl Execution {
         &mut self.objects[obj.0].state
     }
 
-    /// Sets an object's scheduling state with an idempotent set (a notify's permit).
-    pub(crate) fn set_state(&mut self, obj: ObjId, state: ObjState) {
-        self.access(obj, AccessKind::Set);
-        self.objects[obj.0].state = state;
+    /// The object's scheduling state, to change it with an update that commutes with the
+    /// object's other commuting updates (see `AccessKind::Commuting`).
+    pub(crate) fn state_commuting(&mut self, obj: ObjId) -> &mut ObjState {
+        self.access(obj, AccessKind::Commuting);
+        &mut self.objects[obj.0].state
     }
 
     /// Records that the current step accesses `obj`.
     pub(crate) fn access(&mut self, obj: ObjId, kind: AccessKind) {
         if let Some(steps) = &mut self.accesses {
-            if let Some(step) = steps.last_mut() {
-                match step.iter_mut().find(|a| a.obj == obj) {
-                    Some(a) => a.kind = a.kind.join(kind),
-                    None => step.push(Access { obj, kind }),
-                }
-            }
+            steps.record(obj, kind);
         }
     }
 
@@ -336,11 +295,7 @@ impl Execution {
         }
         let tasks = &self.tasks;
         let names = |t: TaskId| tasks[t.0].name.as_str();
-        let prev_accesses = self
-            .accesses
-            .as_ref()
-            .and_then(|a| a.last())
-            .map_or(&[][..], |a| a.as_slice());
+        let prev_accesses = self.accesses.as_ref().map_or(&[][..], |a| a.last());
         let view = PickView {
             step: self.steps,
             enabled: &enabled,
@@ -372,7 +327,7 @@ impl Execution {
         }
         self.decisions.push(Recorded::Task(pick));
         if let Some(steps) = &mut self.accesses {
-            steps.push(Vec::new());
+            steps.begin_step();
         }
         self.digest.write_usize(pick.0);
         self.digest.write_u64(op.code());

@@ -2,6 +2,7 @@
 //! bookkeeping that decides which task holds it next. Nothing here knows any model or strategy
 //! beyond the `Strategy` trait.
 
+pub(crate) mod access;
 pub(crate) mod digest;
 pub(crate) mod execution;
 pub(crate) mod op;

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{PickView, Stop, Strategy};
 use crate::rt::TaskId;
-use crate::run::{Access, RunResult};
+use crate::run::{Access, AccessKind, RunResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -50,6 +50,34 @@ impl Node {
 
     fn asleep(&self, task: usize) -> bool {
         self.sleep.iter().any(|(t, _)| *t == task)
+    }
+}
+
+/// The accesses of one object a later access could race with: the last write, and the reads and
+/// commuting updates since (everything older happens before one of these).
+#[derive(Default)]
+struct Frontier {
+    last_write: Option<usize>,
+    since: Vec<(usize, AccessKind)>,
+}
+
+impl Frontier {
+    fn conflicting(&self, kind: AccessKind) -> impl Iterator<Item = usize> + '_ {
+        self.last_write.into_iter().chain(
+            self.since
+                .iter()
+                .filter(move |(_, k)| k.conflicts_with(kind))
+                .map(|(j, _)| *j),
+        )
+    }
+
+    fn record(&mut self, step: usize, kind: AccessKind) {
+        if kind == AccessKind::Write {
+            self.last_write = Some(step);
+            self.since.clear();
+        } else {
+            self.since.push((step, kind));
+        }
     }
 }
 
@@ -126,54 +154,67 @@ impl Dfs {
     /// could have run in either order (p was not parked on i, disabled, at j), and does not
     /// happen before p's previous step. Exploring p first at j exposes any earlier race in a
     /// later run.
+    ///
+    /// Happens-before is tracked with vector clocks, and per object only the frontier of
+    /// accesses a new access could race with (the last write and the reads and commuting
+    /// updates since): anything older happens before that frontier.
     fn analyse_races(&mut self, run: &RunResult) {
         let nodes: Vec<usize> = (0..self.stack.len())
             .filter(|&i| self.stack[i].kind == Kind::Task)
             .collect();
         let steps = nodes.len().min(run.accesses.len());
-        let tasks = nodes
-            .iter()
-            .map(|&i| self.stack[i].chosen)
-            .max()
-            .map_or(0, |m| m + 1);
-        // Vector clocks: clock[i][t] = number of task t's steps that happen before step i (incl.).
-        let mut clock: Vec<Vec<usize>> = Vec::with_capacity(steps);
+        let task_of: Vec<usize> = nodes.iter().map(|&n| self.stack[n].chosen).collect();
+        let tasks = task_of.iter().max().map_or(0, |m| m + 1);
+        // clock[i * tasks + t]: how many of task t's steps happen before step i (incl. i).
+        let mut clock = vec![0u32; steps * tasks];
         let mut last_of: Vec<Option<usize>> = vec![None; tasks];
-        let mut count: Vec<usize> = vec![0; tasks];
-        // progress[j][t] = steps task t had taken before step j.
-        let mut progress: Vec<Vec<usize>> = Vec::with_capacity(steps);
-        let mut seq: Vec<usize> = Vec::with_capacity(steps);
+        let mut frontier: Vec<Frontier> = Vec::new();
+        let mut backtracks = Vec::new();
         for i in 0..steps {
-            progress.push(count.clone());
-            let p = self.stack[nodes[i]].chosen;
-            let before_p: Vec<usize> = last_of[p].map_or(vec![0; tasks], |l| clock[l].clone());
-            let mut vc = before_p.clone();
-            let mut race = None;
-            for j in 0..i {
-                if !dependent(&run.accesses[j], &run.accesses[i]) {
-                    continue;
+            let p = task_of[i];
+            let (done, row) = clock.split_at_mut(i * tasks);
+            let row = &mut row[..tasks];
+            let prev = last_of[p];
+            if let Some(l) = prev {
+                row.copy_from_slice(&done[l * tasks..(l + 1) * tasks]);
+            }
+            // p's clock before this step: what happens before its previous step.
+            let before_p = row.to_vec();
+            let mut race: Option<usize> = None;
+            for access in run.accesses.step(i) {
+                let obj = access.obj.0;
+                if frontier.len() <= obj {
+                    frontier.resize_with(obj + 1, Frontier::default);
                 }
-                let q = self.stack[nodes[j]].chosen;
-                let ordered = seq[j] <= before_p[q];
-                // p was already parked on this very operation at j, and it was disabled there:
-                // j is what let it run (a release), so the two could not go in the other order.
-                let parked_disabled = progress[j][p] == count[p]
-                    && !self.stack[nodes[j]].enabled.iter().any(|t| t.0 == p);
-                if q != p && !ordered && !parked_disabled {
-                    race = Some(j);
-                }
-                for t in 0..tasks {
-                    vc[t] = vc[t].max(clock[j][t]);
+                for j in frontier[obj].conflicting(access.kind) {
+                    let q = task_of[j];
+                    let cj = &done[j * tasks..(j + 1) * tasks];
+                    for (r, c) in row.iter_mut().zip(cj) {
+                        *r = (*r).max(*c);
+                    }
+                    if q == p || cj[q] <= before_p[q] {
+                        continue;
+                    }
+                    // p was already parked on this very operation at j, and disabled there: j is
+                    // what let it run (a release), so the two could not go in the other order.
+                    let parked = prev.is_none_or(|l| l < j);
+                    let disabled = !self.stack[nodes[j]].enabled.iter().any(|t| t.0 == p);
+                    if !(parked && disabled) && race.is_none_or(|r| r < j) {
+                        race = Some(j);
+                    }
                 }
             }
-            if let Some(j) = race {
-                self.add_backtrack(nodes[j], p);
+            for access in run.accesses.step(i) {
+                frontier[access.obj.0].record(i, access.kind);
             }
-            count[p] += 1;
-            vc[p] = count[p];
-            seq.push(count[p]);
-            clock.push(vc);
+            row[p] += 1;
             last_of[p] = Some(i);
+            if let Some(j) = race {
+                backtracks.push((nodes[j], p));
+            }
+        }
+        for (at, task) in backtracks {
+            self.add_backtrack(at, task);
         }
     }
 

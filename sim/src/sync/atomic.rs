@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::fmt::Debug;
 
 use crate::model::Grain;
-use crate::rt::execution::AccessKind;
+use crate::rt::access::AccessKind;
 use crate::rt::op::{AtomicOp, ObjState, Op};
 use crate::rt::task::point;
 use crate::rt::{with_exec, ObjId};

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::rc::Rc;
 
-use crate::rt::execution::AccessKind;
+use crate::rt::access::AccessKind;
 use crate::rt::op::{ObjState, Op};
 use crate::rt::task::point;
 use crate::rt::{with_exec, ObjId};

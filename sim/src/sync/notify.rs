@@ -17,7 +17,7 @@ impl Notify {
 
     pub async fn notify_one(&self) {
         point(Op::Notify(self.id)).await;
-        with_exec(|ex| ex.set_state(self.id, ObjState::Notify { permit: true }));
+        with_exec(|ex| *ex.state_commuting(self.id) = ObjState::Notify { permit: true });
     }
 
     /// Waits for a notification. A task blocked here with work to do is stuck.

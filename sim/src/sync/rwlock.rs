@@ -29,7 +29,8 @@ impl<T> RwLock<T> {
     pub async fn read(&self) -> RwLockReadGuard<'_, T> {
         point(Op::ReadLock(self.id)).await;
         with_exec(|ex| {
-            if let ObjState::RwLock { readers, .. } = ex.state_mut(self.id) {
+            // Readers entering and leaving commute with each other; a writer conflicts with both.
+            if let ObjState::RwLock { readers, .. } = ex.state_commuting(self.id) {
                 *readers += 1;
             }
         });
@@ -70,7 +71,7 @@ impl<T> Drop for RwLockReadGuard<'_, T> {
     fn drop(&mut self) {
         let id = self.id;
         try_with_exec(|ex| {
-            if let ObjState::RwLock { readers, .. } = ex.state_mut(id) {
+            if let ObjState::RwLock { readers, .. } = ex.state_commuting(id) {
                 *readers -= 1;
             }
         });

@@ -5,7 +5,7 @@
 
 use std::cell::RefCell;
 
-use crate::rt::execution::AccessKind;
+use crate::rt::access::AccessKind;
 use crate::rt::op::ObjState;
 use crate::rt::{with_exec, ObjId};
 
