@@ -260,15 +260,13 @@ impl<'m> Explorer<'m> {
     }
 
     pub fn run(mut self) -> Result<Summary, ExploreError> {
-        // Partial-order reduction is sound here only without a preemption bound (bounding and
-        // reduction together can each assume the other explored a schedule) and on models whose
-        // shared state the engine sees.
+        // Partial-order reduction is sound only on models whose shared state the engine sees.
         if let StrategyKind::Dfs {
             preemption_bound,
             reduction: true,
         } = self.strategy
         {
-            if preemption_bound.is_some() || !self.model.reduction_safe() {
+            if !self.model.reduction_safe() {
                 self.strategy = StrategyKind::Dfs {
                     preemption_bound,
                     reduction: false,

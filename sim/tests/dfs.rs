@@ -103,10 +103,52 @@ impl Model for Pipeline {
     }
 }
 
+/// A server polls two flags and parks on a notify between polls; two clients each set their
+/// flag and notify. Which notify wakes the server, and whether a poll comes before or after a
+/// flag is set, change how many times it polls and what it sees: a reduction that assumed the
+/// notify it parked on was the only one that could wake it would miss some of these.
+struct Wakeups;
+
+impl Model for Wakeups {
+    fn reduction_safe(&self) -> bool {
+        true
+    }
+
+    fn start(&self) -> Rc<dyn Monitor> {
+        let history = History::new(Vec::new());
+        let flags = Rc::new([Atomic::new("flag.a", false), Atomic::new("flag.b", false)]);
+        let wake = Rc::new(Notify::new("wake"));
+        for (client, name) in ["a", "b"].into_iter().enumerate() {
+            let (flags, wake) = (flags.clone(), wake.clone());
+            sim::spawn(format!("client:{name}"), async move {
+                flags[client].store(true).await;
+                wake.notify_one().await;
+            });
+        }
+        let h = history.clone();
+        sim::spawn("server", async move {
+            loop {
+                let a = flags[0].load().await;
+                let b = flags[1].load().await;
+                h.emit(Ev(format!("polled a={a} b={b}")));
+                if a && b {
+                    break;
+                }
+                wake.notified().await;
+            }
+        });
+        history.monitor()
+    }
+}
+
 fn dfs(model: &dyn Model, reduction: bool) -> Summary {
+    dfs_bounded(model, None, reduction)
+}
+
+fn dfs_bounded(model: &dyn Model, preemption_bound: Option<usize>, reduction: bool) -> Summary {
     let s = Explorer::new(model)
         .strategy(StrategyKind::Dfs {
-            preemption_bound: None,
+            preemption_bound,
             reduction,
         })
         .run()
@@ -144,6 +186,34 @@ fn reduction_is_sound_and_smaller_on_a_pipeline() {
             assert!(violations(&plain).is_empty());
         } else {
             assert!(violations(&plain).contains("no-lost-update"));
+        }
+    }
+}
+
+#[test]
+fn reduction_finds_every_wakeup_order() {
+    for bound in [None, Some(0), Some(1), Some(2)] {
+        let plain = dfs_bounded(&Wakeups, bound, false);
+        let reduced = dfs_bounded(&Wakeups, bound, true);
+        assert_eq!(plain.end_states, reduced.end_states, "bound {bound:?}");
+        assert!(reduced.runs <= plain.runs, "bound {bound:?}");
+    }
+}
+
+#[test]
+fn bounded_reduction_is_sound_on_a_pipeline() {
+    for bound in 0..=2 {
+        for locked in [false, true] {
+            let model = Pipeline {
+                producers: 2,
+                locked,
+            };
+            let plain = dfs_bounded(&model, Some(bound), false);
+            let reduced = dfs_bounded(&model, Some(bound), true);
+            let what = format!("bound {bound} locked={locked}");
+            assert_eq!(violations(&plain), violations(&reduced), "{what}");
+            assert_eq!(plain.end_states, reduced.end_states, "{what}");
+            assert!(reduced.runs <= plain.runs, "{what}");
         }
     }
 }

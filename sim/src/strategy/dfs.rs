@@ -9,6 +9,12 @@
 //! different tasks that are not ordered by happens-before add backtrack points, and the deepest
 //! node with an unexplored option is taken next. Without reduction every enabled task is a
 //! backtrack option (plain DFS, kept for measuring the reduction and testing its soundness).
+//!
+//! Under a preemption bound the reduction is Bounded POR (Coons, Musuvathi & McKinley, OOPSLA
+//! 2013): the bound makes otherwise independent steps dependent (moving a task earlier can cost
+//! a preemption), so each race also adds a conservative backtrack point at the last context
+//! switch before it, where letting the task run costs no extra preemption; and sleep sets are
+//! off, since the equivalent schedule a sleeping task stands for may lie outside the bound.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -53,31 +59,93 @@ impl Node {
     }
 }
 
-/// The accesses of one object a later access could race with: the last write, and the reads and
-/// commuting updates since (everything older happens before one of these).
-#[derive(Default)]
-struct Frontier {
-    last_write: Option<usize>,
-    since: Vec<(usize, AccessKind)>,
+/// A backtrack point to add at a node.
+enum Request {
+    /// Let this task go first (or, if it is not enabled there, every task).
+    Task(usize),
+    /// Let one of these tasks go first (the first that can, in order of preference).
+    AnyOf(Vec<usize>),
 }
 
-impl Frontier {
-    fn conflicting(&self, kind: AccessKind) -> impl Iterator<Item = usize> + '_ {
-        self.last_write.into_iter().chain(
-            self.since
-                .iter()
-                .filter(move |(_, k)| k.conflicts_with(kind))
-                .map(|(j, _)| *j),
-        )
+/// Happens-before between the steps of a run: program order plus the order of conflicting
+/// accesses, as vector clocks.
+struct HappensBefore<'a> {
+    tasks: usize,
+    task_of: &'a [usize],
+    /// clock[i * tasks + t]: how many of task t's steps happen before step i (incl. i).
+    clock: Vec<u32>,
+}
+
+impl<'a> HappensBefore<'a> {
+    fn of(run: &RunResult, task_of: &'a [usize], tasks: usize, steps: usize) -> Self {
+        let mut clock = vec![0u32; steps * tasks];
+        let mut last_of: Vec<Option<usize>> = vec![None; tasks];
+        let mut by_object: Vec<Vec<(usize, AccessKind)>> = Vec::new();
+        for i in 0..steps {
+            let p = task_of[i];
+            let (done, row) = clock.split_at_mut(i * tasks);
+            let row = &mut row[..tasks];
+            if let Some(l) = last_of[p] {
+                row.copy_from_slice(&done[l * tasks..(l + 1) * tasks]);
+            }
+            for access in run.accesses.step(i) {
+                let obj = access.obj.0;
+                if by_object.len() <= obj {
+                    by_object.resize_with(obj + 1, Vec::new);
+                }
+                for (j, _) in by_object[obj]
+                    .iter()
+                    .filter(|(_, kind)| kind.conflicts_with(access.kind))
+                {
+                    let cj = &done[j * tasks..(j + 1) * tasks];
+                    for (r, c) in row.iter_mut().zip(cj) {
+                        *r = (*r).max(*c);
+                    }
+                }
+            }
+            for access in run.accesses.step(i) {
+                by_object[access.obj.0].push((i, access.kind));
+            }
+            row[p] += 1;
+            last_of[p] = Some(i);
+        }
+        HappensBefore {
+            tasks,
+            task_of,
+            clock,
+        }
     }
 
-    fn record(&mut self, step: usize, kind: AccessKind) {
-        if kind == AccessKind::Write {
-            self.last_write = Some(step);
-            self.since.clear();
-        } else {
-            self.since.push((step, kind));
+    fn clock(&self, step: usize) -> &[u32] {
+        &self.clock[step * self.tasks..(step + 1) * self.tasks]
+    }
+
+    /// Whether step `a` happens before step `b` (or is it).
+    fn before(&self, a: usize, b: usize) -> bool {
+        let t = self.task_of[a];
+        self.clock(b)[t] >= self.clock(a)[t]
+    }
+
+    /// The tasks that could go first among the steps after `j` up to `i` that do not happen
+    /// after j: each one's first such step has no predecessor among them.
+    fn initials(&self, j: usize, i: usize) -> Vec<usize> {
+        let mut independent: Vec<usize> = Vec::new();
+        let mut seen = vec![false; self.tasks];
+        let mut initials = Vec::new();
+        for k in j + 1..=i {
+            if k != i && self.before(j, k) {
+                continue;
+            }
+            let t = self.task_of[k];
+            if !seen[t] {
+                seen[t] = true;
+                if !independent.iter().any(|&m| self.before(m, k)) {
+                    initials.push(t);
+                }
+            }
+            independent.push(k);
         }
+        initials
     }
 }
 
@@ -149,15 +217,13 @@ impl Dfs {
         sleep
     }
 
-    /// Adds backtrack points for the races in the run just finished (Flanagan-Godefroid): for
-    /// each step i of task p, the last earlier step j of another task that conflicts with i,
-    /// could have run in either order (p was not parked on i, disabled, at j), and does not
-    /// happen before p's previous step. Exploring p first at j exposes any earlier race in a
-    /// later run.
-    ///
-    /// Happens-before is tracked with vector clocks, and per object only the frontier of
-    /// accesses a new access could race with (the last write and the reads and commuting
-    /// updates since): anything older happens before that frontier.
+    /// Adds backtrack points for the races in the run just finished (source sets, Abdulla et
+    /// al., POPL 2014). A race is a step j and a later step i of another task p that conflict
+    /// and are not ordered by happens-before through p's earlier steps. To reverse it, some task
+    /// must go first at j that starts the steps between j and i not happening after j, followed
+    /// by i: one of those initials is enough. When p was parked on i's operation and disabled at
+    /// j (j released it), p itself cannot go first; if no other initial could, the two steps
+    /// cannot be reordered at all.
     fn analyse_races(&mut self, run: &RunResult) {
         let nodes: Vec<usize> = (0..self.stack.len())
             .filter(|&i| self.stack[i].kind == Kind::Task)
@@ -165,56 +231,67 @@ impl Dfs {
         let steps = nodes.len().min(run.accesses.len());
         let task_of: Vec<usize> = nodes.iter().map(|&n| self.stack[n].chosen).collect();
         let tasks = task_of.iter().max().map_or(0, |m| m + 1);
-        // clock[i * tasks + t]: how many of task t's steps happen before step i (incl. i).
-        let mut clock = vec![0u32; steps * tasks];
+        let hb = HappensBefore::of(run, &task_of, tasks, steps);
+        let bounded = self.preemption_bound.is_some();
         let mut last_of: Vec<Option<usize>> = vec![None; tasks];
-        let mut frontier: Vec<Frontier> = Vec::new();
-        let mut backtracks = Vec::new();
+        let mut by_object: Vec<Vec<(usize, AccessKind)>> = Vec::new();
+        let mut requests: Vec<(usize, Request)> = Vec::new();
         for i in 0..steps {
             let p = task_of[i];
-            let (done, row) = clock.split_at_mut(i * tasks);
-            let row = &mut row[..tasks];
             let prev = last_of[p];
-            if let Some(l) = prev {
-                row.copy_from_slice(&done[l * tasks..(l + 1) * tasks]);
-            }
-            // p's clock before this step: what happens before its previous step.
-            let before_p = row.to_vec();
-            let mut race: Option<usize> = None;
+            let mut races: Vec<usize> = Vec::new();
             for access in run.accesses.step(i) {
                 let obj = access.obj.0;
-                if frontier.len() <= obj {
-                    frontier.resize_with(obj + 1, Frontier::default);
+                if by_object.len() <= obj {
+                    by_object.resize_with(obj + 1, Vec::new);
                 }
-                for j in frontier[obj].conflicting(access.kind) {
-                    let q = task_of[j];
-                    let cj = &done[j * tasks..(j + 1) * tasks];
-                    for (r, c) in row.iter_mut().zip(cj) {
-                        *r = (*r).max(*c);
-                    }
-                    if q == p || cj[q] <= before_p[q] {
-                        continue;
-                    }
-                    // p was already parked on this very operation at j, and disabled there: j is
-                    // what let it run (a release), so the two could not go in the other order.
-                    let parked = prev.is_none_or(|l| l < j);
-                    let disabled = !self.stack[nodes[j]].enabled.iter().any(|t| t.0 == p);
-                    if !(parked && disabled) && race.is_none_or(|r| r < j) {
-                        race = Some(j);
-                    }
-                }
+                races.extend(
+                    by_object[obj]
+                        .iter()
+                        .filter(|(j, kind)| {
+                            kind.conflicts_with(access.kind)
+                                && task_of[*j] != p
+                                && prev.is_none_or(|l| !hb.before(*j, l))
+                        })
+                        .map(|(j, _)| *j),
+                );
             }
             for access in run.accesses.step(i) {
-                frontier[access.obj.0].record(i, access.kind);
+                by_object[access.obj.0].push((i, access.kind));
             }
-            row[p] += 1;
             last_of[p] = Some(i);
-            if let Some(j) = race {
-                backtracks.push((nodes[j], p));
+            races.sort_unstable();
+            races.dedup();
+            for j in races {
+                let parked = prev.is_none_or(|l| l < j);
+                let disabled = !self.stack[nodes[j]].enabled.iter().any(|t| t.0 == p);
+                let mut initials = hb.initials(j, i);
+                if parked && disabled {
+                    initials.retain(|t| *t != p);
+                    if initials.is_empty() {
+                        continue;
+                    }
+                } else if let Some(at) = initials.iter().position(|t| *t == p) {
+                    // Prefer the racing task itself, as classic DPOR would.
+                    initials[..=at].rotate_right(1);
+                }
+                requests.push((nodes[j], Request::AnyOf(initials)));
+                if bounded {
+                    // The last context switch before j, where letting p go first costs no
+                    // extra preemption (see the module docs).
+                    let switch = (1..j)
+                        .rev()
+                        .find(|&k| task_of[k - 1] != task_of[k])
+                        .unwrap_or(0);
+                    requests.push((nodes[switch], Request::Task(p)));
+                }
             }
         }
-        for (at, task) in backtracks {
-            self.add_backtrack(at, task);
+        for (at, request) in requests {
+            match request {
+                Request::Task(task) => self.add_backtrack(at, task),
+                Request::AnyOf(tasks) => self.add_any_of(at, &tasks),
+            }
         }
     }
 
@@ -231,6 +308,28 @@ impl Dfs {
             .filter(|o| !node.asleep(*o) && self.within_bound(node, *o))
             .collect();
         self.stack[at].backtrack.extend(options);
+    }
+
+    /// At the state before step `at`, let one of `tasks` go first, unless one already does.
+    fn add_any_of(&mut self, at: usize, tasks: &[usize]) {
+        let node = &self.stack[at];
+        let enabled: Vec<usize> = tasks
+            .iter()
+            .copied()
+            .filter(|t| node.enabled.iter().any(|e| e.0 == *t))
+            .collect();
+        if enabled
+            .iter()
+            .any(|t| node.backtrack.contains(t) || node.done.contains(t) || node.chosen == *t)
+        {
+            return;
+        }
+        if let Some(&t) = enabled
+            .iter()
+            .find(|t| !node.asleep(**t) && self.within_bound(node, **t))
+        {
+            self.stack[at].backtrack.insert(t);
+        }
     }
 
     /// Moves to the deepest node with an unexplored option.
@@ -279,7 +378,7 @@ impl Strategy for Dfs {
             chosen: 0,
             backtrack: BTreeSet::new(),
             done: BTreeSet::new(),
-            sleep: if self.reduction {
+            sleep: if self.reduction && self.preemption_bound.is_none() {
                 self.inherited_sleep(parent, view.prev_accesses)
             } else {
                 Vec::new()
