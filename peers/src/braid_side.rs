@@ -1,9 +1,11 @@
-//! braid's side of the comparison, through its library API: the registry's broker model and
-//! the Explorer.
+//! braid's side of the comparison, through its library API: the registry's models (built from
+//! explicit parameters or from a scenario file of this workspace) and the Explorer.
 
+use std::path::Path;
 use std::time::Duration;
 
 use sim::explore::{Explorer, Summary};
+use sim::scenario::Scenario;
 use sim::strategy::StrategyKind;
 
 /// braid's broker model for `variant` with `publishers` at `grain` ("await" or "access").
@@ -14,6 +16,22 @@ pub fn broker(variant: &str, publishers: usize, grain: &str) -> Box<dyn sim::Mod
         &serde_json::json!({"publishers": publishers, "grain": grain}),
     )
     .expect("braid's broker model builds")
+}
+
+/// braid's `model` in `variant` with `params` (as a scenario file gives them).
+pub fn model(model: &str, variant: &str, params: &serde_json::Value) -> Box<dyn sim::Model> {
+    models::registry::build(model, variant, params)
+        .unwrap_or_else(|e| panic!("{model}/{variant}: {e}"))
+}
+
+/// The scenario `scenarios/<name>.toml` of this workspace, and braid's model for it.
+pub fn scenario(name: &str) -> (Scenario, Box<dyn sim::Model>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(format!("{name}.toml"));
+    let scenario = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let model = self::model(&scenario.model, &scenario.variant, &scenario.params);
+    (scenario, model)
 }
 
 /// `runs` runs (all of them: no stop at a violation) on one job.
@@ -27,13 +45,14 @@ pub fn throughput(model: &dyn sim::Model, strategy: StrategyKind, seed: u64, run
         .expect("exploration runs")
 }
 
-/// Runs to the first violation (1-based) and the wall time to it, or None within `cap` runs.
+/// The first violation within `cap` runs: runs to it (1-based), the wall time to it, and the
+/// invariant it broke.
 pub fn first_violation(
     model: &dyn sim::Model,
     strategy: StrategyKind,
     seed: u64,
     cap: u64,
-) -> Option<(u64, Duration)> {
+) -> Option<(u64, Duration, String)> {
     let summary = Explorer::new(model)
         .strategy(strategy)
         .seed(seed)
@@ -42,21 +61,30 @@ pub fn first_violation(
         .jobs(1)
         .run()
         .expect("exploration runs");
-    summary
-        .violations
-        .first()
-        .map(|found| (found.first_run + 1, found.time_to_first))
+    summary.violations.first().map(|found| {
+        (
+            found.first_run + 1,
+            found.time_to_first,
+            found.invariant.clone(),
+        )
+    })
 }
 
-/// Exhaustive DFS (no preemption bound), with or without partial-order reduction, given up
-/// after `cap`.
-pub fn exhaustive(model: &dyn sim::Model, reduction: bool, cap: Duration) -> Summary {
+/// DFS within `preemption_bound` (None: exhaustive), with or without partial-order reduction
+/// (braid reduces only unbounded searches), on one job, given up after `cap`.
+pub fn exhaustive(
+    model: &dyn sim::Model,
+    preemption_bound: Option<usize>,
+    reduction: bool,
+    cap: Duration,
+) -> Summary {
     Explorer::new(model)
         .strategy(StrategyKind::Dfs {
-            preemption_bound: None,
+            preemption_bound,
             reduction,
         })
         .time(cap)
+        .jobs(1)
         .run()
         .expect("exploration runs")
 }

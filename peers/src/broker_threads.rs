@@ -3,8 +3,7 @@
 //
 // Scheduling points are what the tool makes them: every lock acquisition, every atomic
 // access, condvar waits and notifies, spawn and join. braid's "await" points (a storage round
-// trip) are a load of a dummy atomic nobody writes: a scheduling point in both tools, unlike
-// thread::yield_now (which shuttle's PCT deprioritises).
+// trip) are an `AwaitPoint` (threads_sync.rs).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::Ordering::SeqCst;
@@ -12,74 +11,7 @@ use std::sync::Arc;
 
 use crate::broker_spec::{DeliveryCheck, Msg, Spec, Variant, INFLIGHT, LANE_CAPACITY, WINDOW};
 
-use prims::{thread, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, RwLock};
-
-/// A bounded queue under a mutex, with a condvar for a receiver that blocks.
-struct Chan<T> {
-    items: Mutex<VecDeque<T>>,
-    ready: Condvar,
-    capacity: usize,
-}
-
-impl<T> Chan<T> {
-    fn new(capacity: usize) -> Self {
-        Chan {
-            items: Mutex::new(VecDeque::new()),
-            ready: Condvar::new(),
-            capacity,
-        }
-    }
-
-    /// Err(msg) when full.
-    fn try_send(&self, item: T) -> Result<(), T> {
-        let mut items = self.items.lock().unwrap();
-        if items.len() >= self.capacity {
-            return Err(item);
-        }
-        items.push_back(item);
-        self.ready.notify_one();
-        Ok(())
-    }
-
-    fn try_recv(&self) -> Option<T> {
-        self.items.lock().unwrap().pop_front()
-    }
-
-    fn recv(&self) -> T {
-        let mut items = self.items.lock().unwrap();
-        loop {
-            if let Some(item) = items.pop_front() {
-                return item;
-            }
-            items = self.ready.wait(items).unwrap();
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.items.lock().unwrap().is_empty()
-    }
-}
-
-/// tokio's Notify as the model uses it: notify_one leaves a permit if nobody waits.
-struct Wake {
-    permit: Mutex<bool>,
-    cv: Condvar,
-}
-
-impl Wake {
-    fn notify_one(&self) {
-        *self.permit.lock().unwrap() = true;
-        self.cv.notify_one();
-    }
-
-    fn notified(&self) {
-        let mut permit = self.permit.lock().unwrap();
-        while !*permit {
-            permit = self.cv.wait(permit).unwrap();
-        }
-        *permit = false;
-    }
-}
+use prims::{thread, AtomicBool, AtomicU64, AtomicUsize, AwaitPoint, Chan, Mutex, RwLock, Wake};
 
 /// State shared by the handler, the routers and the peer.
 struct Shared {
@@ -96,8 +28,8 @@ struct Shared {
     wire: Chan<Msg>,
     acks: Chan<u16>,
     wake: Wake,
-    /// Loaded (never stored) for an await point.
-    storage_latency: AtomicUsize,
+    /// A storage round trip.
+    storage_latency: AwaitPoint,
 }
 
 impl Shared {
@@ -113,17 +45,14 @@ impl Shared {
             lane: Chan::new(LANE_CAPACITY),
             wire: Chan::new(WINDOW),
             acks: Chan::new(WINDOW),
-            wake: Wake {
-                permit: Mutex::new(false),
-                cv: Condvar::new(),
-            },
-            storage_latency: AtomicUsize::new(0),
+            wake: Wake::new(),
+            storage_latency: AwaitPoint::new(),
         }
     }
 
     /// A storage round trip: the task may be descheduled here.
     fn await_point(&self) {
-        self.storage_latency.load(SeqCst);
+        self.storage_latency.wait();
     }
 
     fn push_back(&self, msg: Msg) {

@@ -81,8 +81,7 @@ impl<'a> HappensBefore<'a> {
         let mut clock = vec![0u32; steps * tasks];
         let mut last_of: Vec<Option<usize>> = vec![None; tasks];
         let mut by_object: Vec<Vec<(usize, AccessKind)>> = Vec::new();
-        for i in 0..steps {
-            let p = task_of[i];
+        for (i, &p) in task_of.iter().enumerate().take(steps) {
             let (done, row) = clock.split_at_mut(i * tasks);
             let row = &mut row[..tasks];
             if let Some(l) = last_of[p] {
