@@ -71,7 +71,7 @@ pub fn first_violation(
 }
 
 /// DFS within `preemption_bound` (None: exhaustive), with or without partial-order reduction
-/// (braid reduces only unbounded searches), on one job, given up after `cap`.
+/// (DPOR and sleep sets; bounded POR under a bound), on one job, given up after `cap`.
 pub fn exhaustive(
     model: &dyn sim::Model,
     preemption_bound: Option<usize>,
