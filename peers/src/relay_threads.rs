@@ -10,6 +10,12 @@
 // lease cancellation and pending work, topic refcounts, subscriptions, the reconcile flag, the
 // event history) is `Recorded`: no scheduling point, and an access the tool's reduction sees.
 // State braid touches only under the lifecycle lock is inside the lifecycle mutex.
+//
+// Where the threads differ: the subscriber's look at its command queue (a plain read in braid)
+// takes the queue's lock, as the broker's lane check does; a tool's mutex and condvar are
+// several of its points each (shuttle also switches at unlock and notify); and threads must
+// end, so once the handlers are joined the harness closes the outbound queue and stops the
+// idle subscriber (in braid the run ends with both idle).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
