@@ -4,13 +4,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
 use crate::model::Model;
 use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
-use crate::strategy::{Random, Replay, StrategyKind};
+use crate::strategy::{Dfs, Random, Replay, Split, Strategy, StrategyKind};
 
 /// Progress, reported every few hundred runs and at each new violation.
 #[derive(Clone, Copy, Debug)]
@@ -157,12 +158,16 @@ pub struct Explorer<'m> {
     stop_on_first: bool,
     jobs: usize,
     progress: Option<ProgressFn<'m>>,
+    /// DFS jobs of one exploration share the claims on subtrees.
+    subtree_claims: Option<Arc<AtomicU64>>,
 }
 
 type ProgressFn<'m> = Box<dyn FnMut(&Progress) + 'm>;
 
 /// Runs sampled for a determinism check: the first few, and each first failure.
 const DETERMINISM_SAMPLE: u64 = 32;
+/// Branching decision nodes above the subtrees a split DFS hands out to jobs and shards.
+const SPLIT_DEPTH: usize = 3;
 /// Calibration runs that estimate a run's length for PCT.
 const CALIBRATION_RUNS: u64 = 16;
 
@@ -181,6 +186,7 @@ impl<'m> Explorer<'m> {
             stop_on_first: false,
             jobs: 1,
             progress: None,
+            subtree_claims: None,
         }
     }
 
@@ -273,7 +279,10 @@ impl<'m> Explorer<'m> {
                 };
             }
         }
-        if self.jobs > 1 && !self.strategy.is_exhaustive() {
+        if self.jobs > 1 {
+            if self.strategy.is_exhaustive() {
+                self.subtree_claims = Some(Arc::new(AtomicU64::new(0)));
+            }
             return self.run_parallel();
         }
         let exhaustive = self.strategy.is_exhaustive();
@@ -291,7 +300,7 @@ impl<'m> Explorer<'m> {
             _ => None,
         };
         let steps_estimate = pct_steps.unwrap_or(config.max_steps);
-        let mut strategy = self.strategy.build(self.seed, steps_estimate);
+        let mut strategy = self.build_strategy(steps_estimate);
         let start = Instant::now();
         let mut digests = BTreeSet::new();
         let mut found: BTreeMap<String, usize> = BTreeMap::new();
@@ -325,7 +334,7 @@ impl<'m> Explorer<'m> {
             }
             let (result, s) = run_once(self.model, strategy, run, &config);
             strategy = s;
-            if result.outcome == RunOutcome::Pruned {
+            if result.outcome == RunOutcome::Pruned || !strategy.counts_last_run() {
                 run += self.stride;
                 continue;
             }
@@ -383,12 +392,44 @@ impl<'m> Explorer<'m> {
         Ok(summary)
     }
 
+    /// The strategy; a DFS split over jobs or shards explores only its own subtrees.
+    fn build_strategy(&self, steps_estimate: usize) -> Box<dyn Strategy> {
+        let StrategyKind::Dfs {
+            preemption_bound,
+            reduction,
+        } = self.strategy
+        else {
+            return self.strategy.build(self.seed, steps_estimate);
+        };
+        let dfs = Dfs::new(preemption_bound, reduction);
+        if self.stride == 1 && self.subtree_claims.is_none() {
+            return Box::new(dfs);
+        }
+        // Shard i of n takes subtrees i, i+n, ...; within a shard, jobs claim them in turn.
+        let (shard, shards) = (self.first_run % self.stride, self.stride);
+        let claims = self.subtree_claims.clone();
+        let claim = move |k: u64| {
+            k % shards == shard
+                && claims.as_ref().is_none_or(|next| {
+                    let mine = k / shards;
+                    next.compare_exchange(mine, mine + 1, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
+                })
+        };
+        Box::new(dfs.with_split(Split {
+            depth: SPLIT_DEPTH,
+            claim: Box::new(claim),
+        }))
+    }
+
     fn run_parallel(mut self) -> Result<Summary, ExploreError> {
         let jobs = self.jobs as u64;
+        let exhaustive = self.strategy.is_exhaustive();
         let budget_runs = match (self.runs, self.time) {
-            (None, None) => Some(10_000),
+            (None, None) if !exhaustive => Some(10_000),
             (runs, _) => runs,
         };
+        let claims = self.subtree_claims.clone();
         let mut progress = self.progress.take();
         let counters: Vec<AtomicU64> = (0..jobs).map(|_| AtomicU64::new(0)).collect();
         let finished = AtomicU64::new(0);
@@ -410,12 +451,20 @@ impl<'m> Explorer<'m> {
             let handles: Vec<_> = (0..jobs)
                 .map(|j| {
                     let (counter, finished) = (&counters[j as usize], &finished);
+                    let claims = claims.clone();
                     scope.spawn(move || {
+                        // Random/PCT jobs take interleaved run indices; DFS jobs walk the same
+                        // tree and claim its subtrees in turn.
+                        let (first, step) = if exhaustive {
+                            (first_run, stride)
+                        } else {
+                            (first_run + j * stride, stride * jobs)
+                        };
                         let mut job = Explorer::new(model)
                             .strategy(strategy)
                             .seed(seed)
-                            .first_run(first_run + j * stride)
-                            .stride(stride * jobs)
+                            .first_run(first)
+                            .stride(step)
                             .max_steps(max_steps)
                             .check_determinism(check)
                             .stop_on_first(stop)
@@ -426,6 +475,7 @@ impl<'m> Explorer<'m> {
                         if let Some(t) = time {
                             job = job.time(t);
                         }
+                        job.subtree_claims = claims;
                         let summary = job.run();
                         finished.fetch_add(1, Ordering::Relaxed);
                         summary

@@ -15,6 +15,12 @@
 //! a preemption), so each race also adds a conservative backtrack point at the last context
 //! switch before it, where letting the task run costs no extra preemption; and sleep sets are
 //! off, since the equivalent schedule a sleeping task stands for may lie outside the bound.
+//!
+//! For parallel jobs and shards the search splits into subtrees at a fixed depth (`Split`):
+//! above it every option is explored and no race adds backtrack points there, so every job walks
+//! the same top of the tree in the same order; each subtree below is explored, with the full
+//! reduction, by whichever job claims it. The union over jobs or shards is the same set of
+//! schedules whoever explores what.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -152,6 +158,15 @@ fn dependent(a: &[Access], b: &[Access]) -> bool {
     a.iter().any(|x| b.iter().any(|y| x.conflicts(y)))
 }
 
+/// Where the search splits into subtrees, and who explores which (see the module docs).
+pub struct Split {
+    /// Branching decision nodes (two or more options) above the subtrees' roots.
+    pub depth: usize,
+    /// Called with each subtree's index, in the same order in every job: true means explore it
+    /// here.
+    pub claim: Box<dyn FnMut(u64) -> bool>,
+}
+
 pub struct Dfs {
     reduction: bool,
     preemption_bound: Option<usize>,
@@ -160,6 +175,15 @@ pub struct Dfs {
     depth: usize,
     exhausted: bool,
     pruned: u64,
+    split: Option<Split>,
+    /// Subtrees met so far (split searches).
+    subtrees: u64,
+    /// Where the current run reached the split depth: the stack index of its subtree's root.
+    split_root: Option<usize>,
+    /// Whether the current run is this job's to count.
+    owned: bool,
+    /// Whether the current run ended with every enabled task asleep.
+    sleep_blocked: bool,
 }
 
 impl Dfs {
@@ -171,7 +195,56 @@ impl Dfs {
             depth: 0,
             exhausted: false,
             pruned: 0,
+            split: None,
+            subtrees: 0,
+            split_root: None,
+            owned: true,
+            sleep_blocked: false,
         }
+    }
+
+    /// Explores only the subtrees `split.claim` accepts.
+    pub fn with_split(mut self, split: Split) -> Self {
+        self.split = Some(split);
+        self
+    }
+
+    /// Whether a node at stack index `at` lies above the split (every option explored).
+    fn above_split(&self, at: usize) -> bool {
+        self.split.is_some() && self.split_root.is_none_or(|root| at < root)
+    }
+
+    /// The next subtree in walk order: whether this job explores it.
+    fn claim_next(&mut self) -> bool {
+        let k = self.subtrees;
+        self.subtrees += 1;
+        self.split.as_mut().is_none_or(|s| (s.claim)(k))
+    }
+
+    /// At a decision point: a run reaching the split depth on a new path enters a new subtree;
+    /// an unclaimed one ends here.
+    fn enter_subtree(&mut self) -> Result<(), Stop> {
+        let Some(depth) = self.split.as_ref().map(|s| s.depth) else {
+            return Ok(());
+        };
+        if self.split_root.is_some() {
+            return Ok(());
+        }
+        let branching = self.stack[..self.depth]
+            .iter()
+            .filter(|n| n.backtrack.len() > 1)
+            .count();
+        if branching < depth {
+            return Ok(());
+        }
+        self.split_root = Some(self.depth);
+        if self.depth == self.stack.len() {
+            self.owned = self.claim_next();
+            if !self.owned {
+                return Err(Stop::Pruned);
+            }
+        }
+        Ok(())
     }
 
     fn within_bound(&self, node: &Node, option: usize) -> bool {
@@ -296,6 +369,9 @@ impl Dfs {
 
     /// At the state before step `at`, let `task` go first if it could; else try everyone.
     fn add_backtrack(&mut self, at: usize, task: usize) {
+        if self.above_split(at) {
+            return;
+        }
         let node = &self.stack[at];
         let options: Vec<usize> = if node.enabled.iter().any(|t| t.0 == task) {
             vec![task]
@@ -311,6 +387,9 @@ impl Dfs {
 
     /// At the state before step `at`, let one of `tasks` go first, unless one already does.
     fn add_any_of(&mut self, at: usize, tasks: &[usize]) {
+        if self.above_split(at) {
+            return;
+        }
         let node = &self.stack[at];
         let enabled: Vec<usize> = tasks
             .iter()
@@ -353,6 +432,9 @@ impl Dfs {
 impl Strategy for Dfs {
     fn begin_run(&mut self, _run: u64) {
         self.depth = 0;
+        self.split_root = None;
+        self.owned = true;
+        self.sleep_blocked = false;
     }
 
     fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {
@@ -363,6 +445,7 @@ impl Strategy for Dfs {
                 .entry(node.chosen)
                 .or_insert_with(|| view.prev_accesses.to_vec());
         }
+        self.enter_subtree()?;
         if self.depth < self.stack.len() {
             let node = &self.stack[self.depth];
             self.depth += 1;
@@ -396,11 +479,11 @@ impl Strategy for Dfs {
             .find(|t| current.is_some_and(|c| c.0 == **t))
             .or(candidates.first())
         else {
-            self.pruned += 1;
+            self.sleep_blocked = true;
             return Err(Stop::Pruned);
         };
         node.chosen = first;
-        node.backtrack = if self.reduction {
+        node.backtrack = if self.reduction && !self.above_split(self.stack.len()) {
             BTreeSet::from([first])
         } else {
             candidates.into_iter().collect()
@@ -411,6 +494,7 @@ impl Strategy for Dfs {
     }
 
     fn pick_value(&mut self, _step: usize, n: usize) -> Result<usize, Stop> {
+        self.enter_subtree()?;
         if self.depth < self.stack.len() {
             let node = &self.stack[self.depth];
             self.depth += 1;
@@ -436,7 +520,14 @@ impl Strategy for Dfs {
         // Nodes past the point where the run stopped were never reached (a violation ends the
         // run early): drop them.
         self.stack.truncate(self.depth);
-        if self.reduction {
+        if self.split.is_some() && self.split_root.is_none() {
+            // A run that ends above the split is a subtree of its own.
+            self.owned = self.claim_next();
+        }
+        if self.sleep_blocked && self.owned {
+            self.pruned += 1;
+        }
+        if self.reduction && self.owned {
             // A pruned run's prefix still shows races worth backtracking for.
             self.analyse_races(run);
         }
@@ -449,5 +540,9 @@ impl Strategy for Dfs {
 
     fn pruned(&self) -> u64 {
         self.pruned
+    }
+
+    fn counts_last_run(&self) -> bool {
+        self.owned
     }
 }

@@ -10,7 +10,7 @@ mod replay;
 
 use serde::{Deserialize, Serialize};
 
-pub use dfs::Dfs;
+pub use dfs::{Dfs, Split};
 pub use guided::{Guided, Switches};
 pub use pct::Pct;
 pub use portfolio::{Portfolio, PORTFOLIO_DEPTHS};
@@ -77,6 +77,12 @@ pub trait Strategy {
     fn pruned(&self) -> u64 {
         0
     }
+
+    /// Whether the run that just ended is this exploration's to count (a split DFS walks
+    /// into subtrees that other jobs or shards explore).
+    fn counts_last_run(&self) -> bool {
+        true
+    }
 }
 
 /// A strategy as named on the command line and in scenario files.
@@ -90,7 +96,7 @@ pub enum StrategyKind {
     /// Random and PCT at several depths, round-robin across runs.
     Portfolio,
     /// Exhaustive depth-first search, optionally preemption-bounded, with or without
-    /// partial-order reduction (sleep sets + DPOR).
+    /// partial-order reduction (sleep sets + source-set DPOR; Bounded POR under a bound).
     Dfs {
         preemption_bound: Option<usize>,
         reduction: bool,
