@@ -60,9 +60,10 @@ pub struct BudgetArgs {
     /// PCT depth: bugs needing up to depth-1 preemptions (default: the scenario's).
     #[arg(long)]
     pub depth: Option<usize>,
-    /// DFS: at most this many preemptions per schedule (default: the scenario's bound).
+    /// DFS: at most this many preemptions per schedule, or `none` (default: the scenario's
+    /// bound).
     #[arg(long)]
-    pub preemption_bound: Option<usize>,
+    pub preemption_bound: Option<PreemptionBound>,
     /// DFS: plain depth-first search, without sleep sets and partial-order reduction.
     #[arg(long)]
     pub no_reduction: bool,
@@ -81,12 +82,14 @@ pub struct BudgetArgs {
     /// Write failing schedules as found, without minimising them.
     #[arg(long)]
     pub no_shrink: bool,
-    /// Parallel exploration threads (random/PCT; default: the machine's cores). The result is
-    /// the same as one job's for the same seed and runs.
+    /// Parallel exploration threads (default: the machine's cores). Random/PCT: the same
+    /// failing runs as one job's for the same seed and runs; DFS: jobs claim subtrees of one
+    /// search, with the same violations, end states and exhaustiveness.
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Explore shard i of n of each scenario's run space (random/PCT run indices), so a CI
-    /// matrix can spread one exploration over machines; `braid merge` combines the summaries.
+    /// Explore shard i of n of each scenario's run space (random/PCT: run indices; DFS:
+    /// subtrees), so a CI matrix can spread one exploration over machines; `braid merge`
+    /// combines the summaries.
     #[arg(long, value_parser = parse_shard)]
     pub shard: Option<Shard>,
 }
@@ -216,4 +219,22 @@ pub struct MergeArgs {
     pub files: Vec<PathBuf>,
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
+}
+
+/// `--preemption-bound N|none`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PreemptionBound(pub Option<usize>);
+
+impl std::str::FromStr for PreemptionBound {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(PreemptionBound(None)),
+            n => n
+                .parse()
+                .map(|b| PreemptionBound(Some(b)))
+                .map_err(|_| format!("expected a number of preemptions or `none`, got `{n}`")),
+        }
+    }
 }

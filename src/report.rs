@@ -98,10 +98,10 @@ impl ScenarioReport {
             let _ = writeln!(
                 out,
                 "  exhaustive within bound ({bound}{}): {} schedules, {} pruned, {} end states",
-                if self.reduction == Some(false) {
-                    ", no reduction"
-                } else {
-                    ", sleep sets + DPOR"
+                match (self.reduction, self.preemption_bound) {
+                    (Some(false), _) => ", no reduction",
+                    (_, Some(_)) => ", bounded partial-order reduction",
+                    (_, None) => ", sleep sets + source-set DPOR",
                 },
                 self.runs,
                 self.pruned,

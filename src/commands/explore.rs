@@ -75,7 +75,8 @@ pub fn explore_one(
     let strategy = parse_strategy(
         strategy_name,
         args.depth.unwrap_or(defaults.depth),
-        args.preemption_bound.or(defaults.preemption_bound),
+        args.preemption_bound
+            .map_or(defaults.preemption_bound, |b| b.0),
         !args.no_reduction,
     )
     .map_err(anyhow::Error::msg)?;
@@ -94,12 +95,10 @@ pub fn explore_one(
         (None, _) if strategy.is_exhaustive() => None,
         (None, _) => Some(defaults.runs),
     };
-    // Shard i of n takes run indices i-1, i-1+n, ...: the shards' union is the unsharded run set.
+    // Shard i of n takes run indices i-1, i-1+n, ... (DFS: subtrees i-1, i-1+n, ...): the shards'
+    // union is the unsharded run set.
     let (first_run, stride, runs) = match (args.shard, runs) {
         (None, runs) => (0, 1, runs),
-        (Some(_), _) if strategy.is_exhaustive() => {
-            anyhow::bail!("--shard splits random/PCT run indices; it does not split DFS yet")
-        }
         (Some(shard), runs) => (shard.index - 1, shard.count, runs.map(|r| shard.share(r))),
     };
     let label = match mutant {
