@@ -64,7 +64,12 @@ pub struct BudgetArgs {
     /// bound).
     #[arg(long)]
     pub preemption_bound: Option<PreemptionBound>,
-    /// DFS: plain depth-first search, without sleep sets and partial-order reduction.
+    /// DFS: how to skip schedules equivalent to explored ones: `partial-order` (sleep sets +
+    /// source-set DPOR; Bounded POR under a bound), `visited-states`, or `none` (default:
+    /// visited states under a preemption bound, partial-order without one).
+    #[arg(long, conflicts_with = "no_reduction")]
+    pub reduction: Option<sim::strategy::Reduction>,
+    /// DFS: plain depth-first search (`--reduction none`).
     #[arg(long)]
     pub no_reduction: bool,
     /// Exploration seed (default: the scenario's).

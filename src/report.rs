@@ -1,5 +1,6 @@
 //! Exploration reports: one per scenario, as text for people and JSON for machines.
 
+use sim::strategy::Reduction;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -45,7 +46,7 @@ pub struct ScenarioReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preemption_bound: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reduction: Option<bool>,
+    pub reduction: Option<sim::strategy::Reduction>,
     /// Distinct end states (each task's own event sequence).
     pub end_states: usize,
     /// PCT: the per-run probability bound 1/(n k^(d-1)) for a depth-d bug, from observed n, k.
@@ -99,7 +100,8 @@ impl ScenarioReport {
                 out,
                 "  exhaustive within bound ({bound}{}): {} schedules, {} pruned, {} end states",
                 match (self.reduction, self.preemption_bound) {
-                    (Some(false), _) => ", no reduction",
+                    (Some(Reduction::None), _) => ", no reduction",
+                    (Some(Reduction::VisitedStates), _) => ", visited states",
                     (_, Some(_)) => ", bounded partial-order reduction",
                     (_, None) => ", sleep sets + source-set DPOR",
                 },

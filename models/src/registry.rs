@@ -194,7 +194,7 @@ pub fn scenario_check(
     let scenario = sim::scenario::Scenario::load(path.as_ref())?;
     let model = build(&scenario.model, &scenario.variant, &scenario.params)?;
     let e = &scenario.explore;
-    let strategy = sim::scenario::parse_strategy(&e.strategy, e.depth, e.preemption_bound, true)?;
+    let strategy = sim::scenario::parse_strategy(&e.strategy, e.depth, e.preemption_bound, None)?;
     Ok(sim::check::Check::new(model)
         .strategy(strategy)
         .seed(e.seed)

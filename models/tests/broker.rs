@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use models::registry;
 use sim::explore::Explorer;
-use sim::strategy::{Replay, StrategyKind};
+use sim::strategy::{Reduction, Replay, StrategyKind};
 use sim::{run_once, Model, RunConfig};
 
 fn broker(variant: &str, publishers: usize, grain: &str) -> Box<dyn Model> {
@@ -194,26 +194,29 @@ fn shrinking_is_one_minimal_and_the_bind_race_needs_one_preemption() {
 #[test]
 fn dfs_exhausts_the_single_publisher_scenarios_and_finds_their_bugs() {
     for (variant, invariant) in [("original", "delivery-order"), ("gate-lane", "deadlock")] {
-        let model = broker(variant, 1, "await");
-        let s = Explorer::new(model.as_ref())
-            .strategy(StrategyKind::Dfs {
-                preemption_bound: None,
-                reduction: true,
-            })
-            .run()
-            .unwrap();
-        assert!(s.exhaustive, "{variant}: {} schedules", s.runs);
-        assert!(s.pruned > 0);
-        let names: Vec<&str> = s.violations.iter().map(|f| f.invariant.as_str()).collect();
-        assert_eq!(names, [invariant], "{variant}");
+        for reduction in [Reduction::PartialOrder, Reduction::VisitedStates] {
+            let model = broker(variant, 1, "await");
+            let s = Explorer::new(model.as_ref())
+                .strategy(StrategyKind::Dfs {
+                    preemption_bound: None,
+                    reduction,
+                })
+                .run()
+                .unwrap();
+            let what = format!("{variant} {reduction:?}");
+            assert!(s.exhaustive, "{what}: {} schedules", s.runs);
+            assert!(s.pruned > 0, "{what}");
+            let names: Vec<&str> = s.violations.iter().map(|f| f.invariant.as_str()).collect();
+            assert_eq!(names, [invariant], "{what}");
+        }
     }
 }
 
-/// Bounded partial-order reduction reaches every end state plain DFS reaches within the same
-/// bound, at the grain where it once did not (a task preempted right after its read lock, then
-/// overtaken by the other publisher at a non-preemptive switch).
+/// Both reductions reach every end state plain DFS reaches within the same bound, at the grain
+/// where Bounded POR once did not (a task preempted right after its read lock, then overtaken
+/// by the other publisher at a non-preemptive switch); visited states explore the fewest.
 #[test]
-fn bounded_reduction_reaches_every_end_state_of_bounded_dfs() {
+fn bounded_reductions_reach_every_end_state_of_bounded_dfs() {
     let model = broker("bound-first", 2, "access");
     let dfs = |reduction| {
         Explorer::new(model.as_ref())
@@ -224,14 +227,18 @@ fn bounded_reduction_reaches_every_end_state_of_bounded_dfs() {
             .run()
             .unwrap()
     };
-    let (plain, reduced) = (dfs(false), dfs(true));
-    assert!(plain.exhaustive && reduced.exhaustive);
-    assert!(plain.violations.is_empty() && reduced.violations.is_empty());
-    assert_eq!(plain.end_states, reduced.end_states);
+    let plain = dfs(Reduction::None);
+    let por = dfs(Reduction::PartialOrder);
+    let visited = dfs(Reduction::VisitedStates);
+    for s in [&plain, &por, &visited] {
+        assert!(s.exhaustive && s.violations.is_empty());
+        assert_eq!(s.end_states, plain.end_states);
+    }
     assert!(
-        reduced.runs < plain.runs,
-        "{} reduced vs {} plain",
-        reduced.runs,
+        visited.runs < por.runs && por.runs < plain.runs,
+        "{} visited states, {} bounded POR, {} plain",
+        visited.runs,
+        por.runs,
         plain.runs
     );
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use sim::explore::{Explorer, Summary};
 use sim::scenario::Scenario;
-use sim::strategy::StrategyKind;
+use sim::strategy::{Reduction, StrategyKind};
 
 /// braid's broker model for `variant` with `publishers` at `grain` ("await" or "access").
 pub fn broker(variant: &str, publishers: usize, grain: &str) -> Box<dyn sim::Model> {
@@ -70,12 +70,12 @@ pub fn first_violation(
     })
 }
 
-/// DFS within `preemption_bound` (None: exhaustive), with or without partial-order reduction
-/// (DPOR and sleep sets; bounded POR under a bound), on one job, given up after `cap`.
+/// DFS within `preemption_bound` (None: exhaustive) with `reduction`, on one job, given up after
+/// `cap`.
 pub fn exhaustive(
     model: &dyn sim::Model,
     preemption_bound: Option<usize>,
-    reduction: bool,
+    reduction: Reduction,
     cap: Duration,
 ) -> Summary {
     Explorer::new(model)

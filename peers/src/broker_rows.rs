@@ -2,7 +2,7 @@
 //! time to the first delivery-order violation, and the exhaustive proof of the fix.
 
 use crate::broker_spec::{Spec, Variant};
-use crate::report::{self, progress, Row, Trials};
+use crate::report::{self, progress, Row, Trials, REDUCTIONS};
 use crate::{braid_side, loom_broker, shuttle_broker, Budget};
 
 pub fn rows(budget: &Budget, rows: &mut Vec<Row>) {
@@ -109,7 +109,7 @@ fn first_violation_rows(budget: &Budget, rows: &mut Vec<Row>, spec: Spec, grains
 }
 
 /// 3. Exhaustive proof of bound-first (access grain) with 1 and 2 publishers: braid's DFS with
-///    and without partial-order reduction, and loom.
+///    with each reduction (visited states, POR) and without, and loom.
 fn exhaustive_rows(budget: &Budget, rows: &mut Vec<Row>) {
     let cap = budget.exhaustive_cap;
     for publishers in [1, 2] {
@@ -123,12 +123,8 @@ fn exhaustive_rows(budget: &Budget, rows: &mut Vec<Row>) {
         ));
         let l = loom_broker::check(spec, cap);
         let model = braid_side::broker("bound-first", publishers, "access");
-        for reduction in [true, false] {
-            let how = if reduction {
-                "DFS + DPOR"
-            } else {
-                "DFS, no reduction"
-            };
+        for reduction in REDUCTIONS {
+            let how = report::dfs_label(reduction);
             progress(&format!(
                 "exhaustive, {publishers} publisher(s): braid {how} (cap {})",
                 report::secs(cap)

@@ -6,7 +6,7 @@
 //! - runs and time to the first violation on the variant before the change
 //!   (`relay-same-id-register-token`: newest-owns or no-stale-frame), median over the seeds;
 //! - the fixed variant's space: exhausted without a preemption bound, and within the scenario's
-//!   own preemption bound (braid's DFS with and without reduction — bounded POR under a bound —
+//!   own preemption bound (braid's DFS with visited states, with POR, and plain
 //!   against loom's DPOR, bounded likewise) — and, within that bound, the same parameters on the
 //!   `admission` variant, whose unfenced history breaks no-stale-frame.
 
@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use sim::scenario::{Expected, Scenario};
 
 use crate::relay_spec::Spec;
-use crate::report::{self, progress, Row, Trials};
+use crate::report::{self, progress, Row, Trials, REDUCTIONS};
 use crate::{braid_side, loom_relay, shuttle_relay, Budget};
 
 const FIXED: &str = "relay-same-id-generation-fence";
@@ -130,7 +130,7 @@ fn invariant_of(failure: &str) -> &str {
 }
 
 /// 3. The fixed variant's space, without a preemption bound and then within the scenario's
-///    (and the admission variant's within it): braid's DFS with and without reduction, and loom.
+///    (and the admission variant's within it): braid's DFS with each reduction and without, and loom.
 fn exhaustive_rows(budget: &Budget, rows: &mut Vec<Row>) {
     let cap = budget.exhaustive_cap;
     let (scenario, model) = braid_side::scenario(FIXED);
@@ -141,12 +141,8 @@ fn exhaustive_rows(budget: &Budget, rows: &mut Vec<Row>) {
         report::secs(cap)
     ));
     let l = loom_relay::check(spec, cap, None);
-    for reduction in [true, false] {
-        let how = if reduction {
-            "DFS + DPOR"
-        } else {
-            "DFS, no reduction"
-        };
+    for reduction in REDUCTIONS {
+        let how = report::dfs_label(reduction);
         progress(&format!(
             "relay exhaustive: braid {how} (cap {})",
             report::secs(cap)
@@ -182,12 +178,8 @@ fn exhaustive_rows(budget: &Budget, rows: &mut Vec<Row>) {
         } else {
             format!("{variant} (same params) within {bound} preemptions")
         };
-        for reduction in [true, false] {
-            let how = if reduction {
-                "DFS + bounded POR"
-            } else {
-                "DFS, no reduction"
-            };
+        for reduction in REDUCTIONS {
+            let how = report::dfs_label(reduction);
             progress(&format!(
                 "relay {variant} within {bound} preemptions: braid {how} (cap {})",
                 report::secs(cap)

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use sim::explore::Summary;
+use sim::strategy::Reduction;
 
 use crate::{loom_rt, shuttle_rt, Budget};
 
@@ -164,9 +165,25 @@ pub fn first_violation_rows(
     ]
 }
 
+/// braid's DFS reductions, each measured in its own row.
+pub const REDUCTIONS: [Reduction; 3] = [
+    Reduction::VisitedStates,
+    Reduction::PartialOrder,
+    Reduction::None,
+];
+
+/// How a DFS row names its reduction.
+pub fn dfs_label(reduction: Reduction) -> &'static str {
+    match reduction {
+        Reduction::VisitedStates => "DFS + visited states",
+        Reduction::PartialOrder => "DFS + POR (DPOR / bounded POR)",
+        Reduction::None => "DFS, no reduction",
+    }
+}
+
 /// braid's cell for a DFS search given up after `cap`.
-pub fn dfs_cell(b: &Summary, reduction: bool, cap: Duration) -> String {
-    let pruned = if reduction {
+pub fn dfs_cell(b: &Summary, reduction: Reduction, cap: Duration) -> String {
+    let pruned = if reduction != Reduction::None {
         format!(" (+{} pruned)", b.pruned)
     } else {
         String::new()

@@ -11,7 +11,7 @@ use thiserror::Error;
 
 use crate::model::Model;
 use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
-use crate::strategy::{Dfs, Random, Replay, Split, Strategy, StrategyKind};
+use crate::strategy::{Dfs, Random, Reduction, Replay, Split, Strategy, StrategyKind};
 
 /// Progress, reported every few hundred runs and at each new violation.
 #[derive(Clone, Copy, Debug)]
@@ -266,16 +266,16 @@ impl<'m> Explorer<'m> {
     }
 
     pub fn run(mut self) -> Result<Summary, ExploreError> {
-        // Partial-order reduction is sound only on models whose shared state the engine sees.
+        // Both reductions are sound only on models whose shared state the engine sees.
         if let StrategyKind::Dfs {
             preemption_bound,
-            reduction: true,
+            reduction,
         } = self.strategy
         {
-            if !self.model.reduction_safe() {
+            if reduction != Reduction::None && !self.model.reduction_safe() {
                 self.strategy = StrategyKind::Dfs {
                     preemption_bound,
-                    reduction: false,
+                    reduction: Reduction::None,
                 };
             }
         }

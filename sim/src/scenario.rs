@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::strategy::StrategyKind;
+use crate::strategy::{Reduction, StrategyKind};
 
 #[derive(Debug, Error)]
 pub enum ScenarioError {
@@ -114,7 +114,7 @@ pub fn parse_strategy(
     name: &str,
     depth: usize,
     preemption_bound: Option<usize>,
-    reduction: bool,
+    reduction: Option<Reduction>,
 ) -> Result<StrategyKind, String> {
     match name {
         "random" => Ok(StrategyKind::Random),
@@ -123,7 +123,7 @@ pub fn parse_strategy(
         "portfolio" => Ok(StrategyKind::Portfolio),
         "dfs" => Ok(StrategyKind::Dfs {
             preemption_bound,
-            reduction,
+            reduction: reduction.unwrap_or(Reduction::for_bound(preemption_bound)),
         }),
         other => Err(format!(
             "unknown strategy '{other}' (known: random, pct, portfolio, dfs)"
@@ -175,7 +175,7 @@ impl Scenario {
             message,
         };
         let file: ScenarioFile = toml::from_str(text).map_err(|e| malformed(one_line(&e)))?;
-        parse_strategy(&file.explore.strategy, file.explore.depth, None, true)
+        parse_strategy(&file.explore.strategy, file.explore.depth, None, None)
             .map_err(|m| malformed(format!("[explore] {m}")))?;
         let params = serde_json::to_value(&file.params).map_err(|e| malformed(e.to_string()))?;
         let name = path

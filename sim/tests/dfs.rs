@@ -4,10 +4,11 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::rc::Rc;
+use std::sync::OnceLock;
 
 use sim::explore::{Explorer, Summary};
 use sim::invariant::Invariant;
-use sim::strategy::StrategyKind;
+use sim::strategy::{Reduction, StrategyKind};
 use sim::sync::{channel, Atomic, Mutex, Notify, Shared};
 use sim::{choose, yield_point, History, Model, Monitor};
 
@@ -141,11 +142,15 @@ impl Model for Wakeups {
     }
 }
 
-fn dfs(model: &dyn Model, reduction: bool) -> Summary {
+fn dfs(model: &dyn Model, reduction: Reduction) -> Summary {
     dfs_bounded(model, None, reduction)
 }
 
-fn dfs_bounded(model: &dyn Model, preemption_bound: Option<usize>, reduction: bool) -> Summary {
+fn dfs_bounded(
+    model: &dyn Model,
+    preemption_bound: Option<usize>,
+    reduction: Reduction,
+) -> Summary {
     let s = Explorer::new(model)
         .strategy(StrategyKind::Dfs {
             preemption_bound,
@@ -157,6 +162,21 @@ fn dfs_bounded(model: &dyn Model, preemption_bound: Option<usize>, reduction: bo
     s
 }
 
+/// Plain unbounded DFS of the two-producer pipeline: the slowest baseline, computed once for
+/// every test that compares against it.
+fn plain_pipeline(locked: bool) -> &'static Summary {
+    static PLAIN: [OnceLock<Summary>; 2] = [OnceLock::new(), OnceLock::new()];
+    PLAIN[usize::from(locked)].get_or_init(|| {
+        dfs(
+            &Pipeline {
+                producers: 2,
+                locked,
+            },
+            Reduction::None,
+        )
+    })
+}
+
 fn violations(s: &Summary) -> BTreeSet<String> {
     s.violations.iter().map(|f| f.invariant.clone()).collect()
 }
@@ -165,10 +185,10 @@ fn violations(s: &Summary) -> BTreeSet<String> {
 fn reduction_is_sound_and_smaller_on_a_pipeline() {
     for (producers, locked) in [(2, false), (2, true)] {
         let model = Pipeline { producers, locked };
-        let plain = dfs(&model, false);
-        let reduced = dfs(&model, true);
+        let plain = plain_pipeline(locked);
+        let reduced = dfs(&model, Reduction::PartialOrder);
         assert_eq!(
-            violations(&plain),
+            violations(plain),
             violations(&reduced),
             "p={producers} locked={locked}"
         );
@@ -183,9 +203,9 @@ fn reduction_is_sound_and_smaller_on_a_pipeline() {
             plain.runs
         );
         if locked {
-            assert!(violations(&plain).is_empty());
+            assert!(violations(plain).is_empty());
         } else {
-            assert!(violations(&plain).contains("no-lost-update"));
+            assert!(violations(plain).contains("no-lost-update"));
         }
     }
 }
@@ -193,8 +213,8 @@ fn reduction_is_sound_and_smaller_on_a_pipeline() {
 #[test]
 fn reduction_finds_every_wakeup_order() {
     for bound in [None, Some(0), Some(1), Some(2)] {
-        let plain = dfs_bounded(&Wakeups, bound, false);
-        let reduced = dfs_bounded(&Wakeups, bound, true);
+        let plain = dfs_bounded(&Wakeups, bound, Reduction::None);
+        let reduced = dfs_bounded(&Wakeups, bound, Reduction::PartialOrder);
         assert_eq!(plain.end_states, reduced.end_states, "bound {bound:?}");
         assert!(reduced.runs <= plain.runs, "bound {bound:?}");
     }
@@ -208,8 +228,8 @@ fn bounded_reduction_is_sound_on_a_pipeline() {
                 producers: 2,
                 locked,
             };
-            let plain = dfs_bounded(&model, Some(bound), false);
-            let reduced = dfs_bounded(&model, Some(bound), true);
+            let plain = dfs_bounded(&model, Some(bound), Reduction::None);
+            let reduced = dfs_bounded(&model, Some(bound), Reduction::PartialOrder);
             let what = format!("bound {bound} locked={locked}");
             assert_eq!(violations(&plain), violations(&reduced), "{what}");
             assert_eq!(plain.end_states, reduced.end_states, "{what}");
@@ -233,28 +253,30 @@ impl Model for Opaque {
 
 #[test]
 fn reduction_is_off_for_models_that_do_not_declare_their_shared_state() {
-    let s = dfs(&Opaque, true);
-    assert_eq!(
-        s.strategy,
-        StrategyKind::Dfs {
-            preemption_bound: None,
-            reduction: false
-        }
-    );
-    assert_eq!(s.pruned, 0);
+    for reduction in [Reduction::PartialOrder, Reduction::VisitedStates] {
+        let s = dfs(&Opaque, reduction);
+        assert_eq!(
+            s.strategy,
+            StrategyKind::Dfs {
+                preemption_bound: None,
+                reduction: Reduction::None
+            }
+        );
+        assert_eq!(s.pruned, 0);
+    }
 }
 
 fn dfs_split(
     model: &dyn Model,
     bound: Option<usize>,
-    shard: u64,
-    shards: u64,
+    reduction: Reduction,
+    (shard, shards): (u64, u64),
     jobs: usize,
 ) -> Summary {
     Explorer::new(model)
         .strategy(StrategyKind::Dfs {
             preemption_bound: bound,
-            reduction: true,
+            reduction,
         })
         .first_run(shard)
         .stride(shards)
@@ -274,18 +296,23 @@ fn split_searches_merge_to_the_unsplit_result() {
     };
     let models: [(&str, &dyn Model); 2] = [("pipeline", &pipeline), ("wakeups", &Wakeups)];
     for (name, model) in models {
-        for bound in [None, Some(1)] {
-            let what = format!("{name} bound {bound:?}");
-            let whole = dfs_bounded(model, bound, true);
+        for (bound, reduction) in [
+            (None, Reduction::PartialOrder),
+            (Some(1), Reduction::PartialOrder),
+            (None, Reduction::VisitedStates),
+            (Some(1), Reduction::VisitedStates),
+        ] {
+            let what = format!("{name} bound {bound:?} {reduction:?}");
+            let whole = dfs_bounded(model, bound, reduction);
             for shards in [2, 3] {
                 let parts: Vec<Summary> = (0..shards)
-                    .map(|i| dfs_split(model, bound, i, shards, 1))
+                    .map(|i| dfs_split(model, bound, reduction, (i, shards), 1))
                     .collect();
                 assert!(
                     parts.iter().all(|p| p.runs > 0),
                     "{what}: every shard has work"
                 );
-                let again = dfs_split(model, bound, 0, shards, 1);
+                let again = dfs_split(model, bound, reduction, (0, shards), 1);
                 assert_eq!(
                     again.digests, parts[0].digests,
                     "{what}: shards are deterministic"
@@ -295,10 +322,55 @@ fn split_searches_merge_to_the_unsplit_result() {
                 assert_eq!(violations(&merged), violations(&whole), "{what}");
                 assert_eq!(merged.end_states, whole.end_states, "{what}");
             }
-            let parallel = dfs_split(model, bound, 0, 1, 2);
+            let parallel = dfs_split(model, bound, reduction, (0, 1), 2);
             assert!(parallel.exhaustive, "{what}");
             assert_eq!(violations(&parallel), violations(&whole), "{what}");
             assert_eq!(parallel.end_states, whole.end_states, "{what}");
+        }
+    }
+}
+
+/// Visited-state caching reaches every end state and violation plain DFS reaches, with and
+/// without a preemption bound, in fewer schedules.
+#[test]
+fn visited_states_are_sound_and_smaller() {
+    let models: [(&str, &dyn Model); 3] = [
+        (
+            "pipeline",
+            &Pipeline {
+                producers: 2,
+                locked: false,
+            },
+        ),
+        (
+            "locked pipeline",
+            &Pipeline {
+                producers: 2,
+                locked: true,
+            },
+        ),
+        ("wakeups", &Wakeups),
+    ];
+    for (name, model) in models {
+        for bound in [None, Some(0), Some(1), Some(2)] {
+            let what = format!("{name} bound {bound:?}");
+            let plain = match (name, bound) {
+                ("pipeline", None) => plain_pipeline(false).clone(),
+                ("locked pipeline", None) => plain_pipeline(true).clone(),
+                _ => dfs_bounded(model, bound, Reduction::None),
+            };
+            let cached = dfs_bounded(model, bound, Reduction::VisitedStates);
+            assert_eq!(violations(&plain), violations(&cached), "{what}");
+            assert_eq!(plain.end_states, cached.end_states, "{what}");
+            assert!(cached.runs <= plain.runs, "{what}");
+            if bound.is_none() {
+                assert!(
+                    cached.runs < plain.runs,
+                    "{what}: {} vs {}",
+                    cached.runs,
+                    plain.runs
+                );
+            }
         }
     }
 }

@@ -78,6 +78,7 @@ pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
         strategy: args.strategy,
         depth: args.depth,
         preemption_bound: None,
+        reduction: None,
         no_reduction: false,
         seed,
         runs: args.runs,

@@ -10,6 +10,7 @@ use sim::explore::{Explorer, Progress};
 use sim::replay_file::{digest_hex, FoundBy, ReplayFile, ShrunkFrom, FORMAT_VERSION};
 use sim::scenario::{parse_strategy, Scenario};
 use sim::shrink::shrink;
+use sim::strategy::Reduction;
 use sim::RunConfig;
 
 use crate::cli::{BudgetArgs, Cli, ExploreArgs, Format, StrategyArg};
@@ -77,7 +78,11 @@ pub fn explore_one(
         args.depth.unwrap_or(defaults.depth),
         args.preemption_bound
             .map_or(defaults.preemption_bound, |b| b.0),
-        !args.no_reduction,
+        if args.no_reduction {
+            Some(Reduction::None)
+        } else {
+            args.reduction
+        },
     )
     .map_err(anyhow::Error::msg)?;
     let seed = args.seed.unwrap_or(defaults.seed);

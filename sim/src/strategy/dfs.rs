@@ -16,15 +16,22 @@
 //! switch before it, where letting the task run costs no extra preemption; and sleep sets are
 //! off, since the equivalent schedule a sleeping task stands for may lie outside the bound.
 //!
+//! The other reduction, visited states (`visited.rs`), keeps plain DFS's backtracking and stops
+//! a run where it reaches a state whose continuations are already explored. It is the better
+//! one under a preemption bound, where Bounded POR's conservative backtrack points leave most
+//! of the plain search in place.
+//!
 //! For parallel jobs and shards the search splits into subtrees at a fixed depth (`Split`):
 //! above it every option is explored and no race adds backtrack points there, so every job walks
 //! the same top of the tree in the same order; each subtree below is explored, with the full
 //! reduction, by whichever job claims it. The union over jobs or shards is the same set of
-//! schedules whoever explores what.
+//! schedules whoever explores what (with visited states, each job remembers the states of its
+//! own subtrees only, so how many schedules it runs depends on which subtrees it claimed).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{PickView, Stop, Strategy};
+use super::visited::{TraceState, Visited};
+use super::{PickView, Reduction, Stop, Strategy};
 use crate::rt::TaskId;
 use crate::run::{Access, AccessKind, RunResult};
 
@@ -168,7 +175,8 @@ pub struct Split {
 }
 
 pub struct Dfs {
-    reduction: bool,
+    /// Sleep sets and DPOR (Bounded POR under a bound).
+    partial_order: bool,
     preemption_bound: Option<usize>,
     stack: Vec<Node>,
     /// Position in the stack during the current run.
@@ -182,14 +190,20 @@ pub struct Dfs {
     split_root: Option<usize>,
     /// Whether the current run is this job's to count.
     owned: bool,
-    /// Whether the current run ended with every enabled task asleep.
-    sleep_blocked: bool,
+    /// Whether the current run stopped with every enabled task asleep, or at a visited state.
+    cut_short: bool,
+    /// States whose continuations are explored (visited-state reduction).
+    visited: Option<Visited>,
+    /// The current run's state, for `visited`.
+    trace: TraceState,
+    /// The task that took the current run's latest step.
+    last_task: Option<usize>,
 }
 
 impl Dfs {
-    pub fn new(preemption_bound: Option<usize>, reduction: bool) -> Self {
+    pub fn new(preemption_bound: Option<usize>, reduction: Reduction) -> Self {
         Dfs {
-            reduction,
+            partial_order: reduction == Reduction::PartialOrder,
             preemption_bound,
             stack: Vec::new(),
             depth: 0,
@@ -199,7 +213,10 @@ impl Dfs {
             subtrees: 0,
             split_root: None,
             owned: true,
-            sleep_blocked: false,
+            cut_short: false,
+            visited: (reduction == Reduction::VisitedStates).then(Visited::default),
+            trace: TraceState::default(),
+            last_task: None,
         }
     }
 
@@ -429,71 +446,8 @@ impl Dfs {
     }
 }
 
-impl Strategy for Dfs {
-    fn begin_run(&mut self, _run: u64) {
-        self.depth = 0;
-        self.split_root = None;
-        self.owned = true;
-        self.sleep_blocked = false;
-    }
-
-    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {
-        let (parent, preemptions) = self.path_state();
-        if let Some(p) = parent {
-            let node = &mut self.stack[p];
-            node.step_accesses
-                .entry(node.chosen)
-                .or_insert_with(|| view.prev_accesses.to_vec());
-        }
-        self.enter_subtree()?;
-        if self.depth < self.stack.len() {
-            let node = &self.stack[self.depth];
-            self.depth += 1;
-            return Ok(TaskId(node.chosen));
-        }
-        let current = view.current.filter(|c| view.enabled.contains(c));
-        let mut node = Node {
-            kind: Kind::Task,
-            enabled: view.enabled.to_vec(),
-            current,
-            preemptions,
-            chosen: 0,
-            backtrack: BTreeSet::new(),
-            done: BTreeSet::new(),
-            sleep: if self.reduction && self.preemption_bound.is_none() {
-                self.inherited_sleep(parent, view.prev_accesses)
-            } else {
-                Vec::new()
-            },
-            step_accesses: BTreeMap::new(),
-        };
-        let candidates: Vec<usize> = view
-            .enabled
-            .iter()
-            .map(|t| t.0)
-            .filter(|t| !node.asleep(*t) && self.within_bound(&node, *t))
-            .collect();
-        // Non-preemptive first: keep running the current task when it can.
-        let Some(&first) = candidates
-            .iter()
-            .find(|t| current.is_some_and(|c| c.0 == **t))
-            .or(candidates.first())
-        else {
-            self.sleep_blocked = true;
-            return Err(Stop::Pruned);
-        };
-        node.chosen = first;
-        node.backtrack = if self.reduction && !self.above_split(self.stack.len()) {
-            BTreeSet::from([first])
-        } else {
-            candidates.into_iter().collect()
-        };
-        self.stack.push(node);
-        self.depth += 1;
-        Ok(TaskId(first))
-    }
-
-    fn pick_value(&mut self, _step: usize, n: usize) -> Result<usize, Stop> {
+impl Dfs {
+    fn choose_value(&mut self, n: usize) -> Result<usize, Stop> {
         self.enter_subtree()?;
         if self.depth < self.stack.len() {
             let node = &self.stack[self.depth];
@@ -515,6 +469,100 @@ impl Strategy for Dfs {
         self.depth += 1;
         Ok(0)
     }
+}
+
+impl Strategy for Dfs {
+    fn begin_run(&mut self, _run: u64) {
+        self.depth = 0;
+        self.split_root = None;
+        self.owned = true;
+        self.cut_short = false;
+        self.trace.reset();
+        self.last_task = None;
+    }
+
+    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {
+        let (parent, preemptions) = self.path_state();
+        if let Some(p) = parent {
+            let node = &mut self.stack[p];
+            node.step_accesses
+                .entry(node.chosen)
+                .or_insert_with(|| view.prev_accesses.to_vec());
+        }
+        if let (Some(_), Some(t)) = (&self.visited, self.last_task) {
+            self.trace.step(t, view.prev_accesses);
+        }
+        self.enter_subtree()?;
+        if self.depth < self.stack.len() {
+            let node = &self.stack[self.depth];
+            self.depth += 1;
+            self.last_task = Some(node.chosen);
+            return Ok(TaskId(node.chosen));
+        }
+        let current = view.current.filter(|c| view.enabled.contains(c));
+        if !self.above_split(self.stack.len()) {
+            if let Some(visited) = &mut self.visited {
+                // Under a bound, which task runs without a preemption is part of the state.
+                let running = match self.preemption_bound {
+                    Some(_) => current.map_or(0, |c| c.0 as u64 + 1),
+                    None => 0,
+                };
+                let key = self.trace.fingerprint() ^ running.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                if !visited.visit(key, preemptions) {
+                    self.cut_short = true;
+                    return Err(Stop::Pruned);
+                }
+            }
+        }
+        let mut node = Node {
+            kind: Kind::Task,
+            enabled: view.enabled.to_vec(),
+            current,
+            preemptions,
+            chosen: 0,
+            backtrack: BTreeSet::new(),
+            done: BTreeSet::new(),
+            sleep: if self.partial_order && self.preemption_bound.is_none() {
+                self.inherited_sleep(parent, view.prev_accesses)
+            } else {
+                Vec::new()
+            },
+            step_accesses: BTreeMap::new(),
+        };
+        let candidates: Vec<usize> = view
+            .enabled
+            .iter()
+            .map(|t| t.0)
+            .filter(|t| !node.asleep(*t) && self.within_bound(&node, *t))
+            .collect();
+        // Non-preemptive first: keep running the current task when it can.
+        let Some(&first) = candidates
+            .iter()
+            .find(|t| current.is_some_and(|c| c.0 == **t))
+            .or(candidates.first())
+        else {
+            self.cut_short = true;
+            return Err(Stop::Pruned);
+        };
+        node.chosen = first;
+        node.backtrack = if self.partial_order && !self.above_split(self.stack.len()) {
+            BTreeSet::from([first])
+        } else {
+            candidates.into_iter().collect()
+        };
+        self.stack.push(node);
+        self.depth += 1;
+        self.last_task = Some(first);
+        Ok(TaskId(first))
+    }
+
+    fn pick_value(&mut self, _step: usize, n: usize) -> Result<usize, Stop> {
+        let value = self.choose_value(n)?;
+        if let (Some(_), Some(t)) = (&self.visited, self.last_task) {
+            self.trace.chose(t, value);
+        }
+        Ok(value)
+    }
 
     fn end_run(&mut self, run: &RunResult) {
         // Nodes past the point where the run stopped were never reached (a violation ends the
@@ -524,10 +572,10 @@ impl Strategy for Dfs {
             // A run that ends above the split is a subtree of its own.
             self.owned = self.claim_next();
         }
-        if self.sleep_blocked && self.owned {
+        if self.cut_short && self.owned {
             self.pruned += 1;
         }
-        if self.reduction && self.owned {
+        if self.partial_order && self.owned {
             // A pruned run's prefix still shows races worth backtracking for.
             self.analyse_races(run);
         }

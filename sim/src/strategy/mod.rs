@@ -7,6 +7,7 @@ mod pct;
 mod portfolio;
 mod random;
 mod replay;
+mod visited;
 
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +17,7 @@ pub use pct::Pct;
 pub use portfolio::{Portfolio, PORTFOLIO_DEPTHS};
 pub use random::Random;
 pub use replay::Replay;
+pub use visited::{TraceState, Visited};
 
 use crate::rt::TaskId;
 use crate::schedule::Divergence;
@@ -25,7 +27,8 @@ use crate::schedule::Divergence;
 pub enum Stop {
     /// A replayed schedule does not fit the model.
     Diverged(Divergence),
-    /// Every continuation from here is equivalent to one already explored (sleep sets).
+    /// Every continuation from here is equivalent to one already explored (sleep sets, or a
+    /// visited state).
     Pruned,
 }
 
@@ -85,6 +88,54 @@ pub trait Strategy {
     }
 }
 
+/// How DFS avoids exploring schedules equivalent to ones it has explored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reduction {
+    /// Plain DFS: every enabled task at every step (to measure the others and test them).
+    None,
+    /// Sleep sets and source-set DPOR; under a preemption bound, Bounded POR.
+    PartialOrder,
+    /// Plain DFS that stops where a run reaches a state (a Mazurkiewicz trace, and under a bound
+    /// the running task and the preemptions spent) whose continuations it has explored.
+    VisitedStates,
+}
+
+impl Reduction {
+    /// The better reduction for a search: measured on every fixed scenario, visited states
+    /// explore 2-60x fewer schedules than Bounded POR under a preemption bound, and sleep sets
+    /// with DPOR about 2x fewer than visited states without one.
+    pub fn for_bound(preemption_bound: Option<usize>) -> Reduction {
+        match preemption_bound {
+            Some(_) => Reduction::VisitedStates,
+            None => Reduction::PartialOrder,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Reduction::None => "none",
+            Reduction::PartialOrder => "partial-order",
+            Reduction::VisitedStates => "visited-states",
+        }
+    }
+}
+
+impl std::str::FromStr for Reduction {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(Reduction::None),
+            "partial-order" | "por" => Ok(Reduction::PartialOrder),
+            "visited-states" | "states" => Ok(Reduction::VisitedStates),
+            other => Err(format!(
+                "unknown reduction '{other}' (known: partial-order, visited-states, none)"
+            )),
+        }
+    }
+}
+
 /// A strategy as named on the command line and in scenario files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "strategy")]
@@ -95,11 +146,10 @@ pub enum StrategyKind {
     Pct { depth: usize },
     /// Random and PCT at several depths, round-robin across runs.
     Portfolio,
-    /// Exhaustive depth-first search, optionally preemption-bounded, with or without
-    /// partial-order reduction (sleep sets + source-set DPOR; Bounded POR under a bound).
+    /// Exhaustive depth-first search, optionally preemption-bounded, reduced or plain.
     Dfs {
         preemption_bound: Option<usize>,
-        reduction: bool,
+        reduction: Reduction,
     },
 }
 

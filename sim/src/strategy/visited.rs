@@ -1,0 +1,144 @@
+//! Visited-state caching for DFS: the state a run has reached, fingerprinted by its Mazurkiewicz
+//! trace, and the states whose every continuation has been (or is being) explored.
+//!
+//! On a model whose dependencies the engine sees (`Model::reduction_safe`), two schedules that
+//! order every pair of conflicting accesses the same way reach the same state: each task has taken
+//! the same steps and read the same values. So the state is identified by, per object, the order
+//! of its conflicting accesses (a write, or a block of reads, or a block of commuting updates,
+//! whose order within the block does not matter), plus each task's step count and the values its
+//! `choose`s drew. DFS explores every continuation of a state the first time it reaches it; a
+//! later run reaching the same state (with no more preemptions left, under a bound) repeats one
+//! of them and stops. Unlike sleep sets and DPOR, this also merges schedules that reach one state
+//! through different traces' prefixes joining again, such as a server polling in a loop.
+
+use std::collections::HashMap;
+
+use crate::run::{Access, AccessKind};
+
+fn mix(a: u64, b: u64) -> u64 {
+    // splitmix64 finaliser over a combination of the two words.
+    let mut z = a ^ b.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(31);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// One object's access history, canonical up to the order within blocks of commuting accesses.
+#[derive(Clone, Copy, Default)]
+struct ObjectHistory {
+    /// The closed blocks, in order.
+    chain: u64,
+    /// The open block: its kind, and the sum of its accesses' hashes (order-free).
+    open: Option<(AccessKind, u64)>,
+}
+
+impl ObjectHistory {
+    fn digest(&self, obj: usize) -> u64 {
+        let open = self.open.map_or(0, |(kind, sum)| mix(kind as u64 + 1, sum));
+        mix(mix(obj as u64, self.chain), open)
+    }
+
+    fn push(&mut self, kind: AccessKind, event: u64) {
+        match (&mut self.open, kind) {
+            (Some((open, sum)), k) if *open == k && k != AccessKind::Write => {
+                *sum = sum.wrapping_add(event);
+            }
+            (open, k) => {
+                if let Some((kind, sum)) = open.take() {
+                    self.chain = mix(self.chain, mix(kind as u64 + 1, sum));
+                }
+                *open = Some((k, event));
+            }
+        }
+    }
+}
+
+/// The fingerprint of the state the current run has reached, kept up to date step by step.
+#[derive(Default)]
+pub struct TraceState {
+    objects: Vec<ObjectHistory>,
+    /// Per task: its steps so far and the values it drew, hashed in program order.
+    tasks: Vec<(u32, u64)>,
+    /// The sum of every object's and task's digest.
+    sum: u64,
+}
+
+impl TraceState {
+    pub fn reset(&mut self) {
+        self.objects.clear();
+        self.tasks.clear();
+        self.sum = 0;
+    }
+
+    fn task_digest(task: usize, (steps, local): (u32, u64)) -> u64 {
+        mix(mix(task as u64 | 1 << 63, u64::from(steps)), local)
+    }
+
+    fn task(&mut self, task: usize) -> &mut (u32, u64) {
+        if self.tasks.len() <= task {
+            self.tasks.resize(task + 1, (0, 0));
+        }
+        &mut self.tasks[task]
+    }
+
+    /// `task` took a step that made these accesses.
+    pub fn step(&mut self, task: usize, accesses: &[Access]) {
+        let before = Self::task_digest(task, *self.task(task));
+        let entry = self.task(task);
+        entry.0 += 1;
+        let (steps, after) = (entry.0, Self::task_digest(task, *entry));
+        self.sum = self.sum.wrapping_sub(before).wrapping_add(after);
+        let event = mix(task as u64, u64::from(steps));
+        for a in accesses {
+            let obj = a.obj.0;
+            if self.objects.len() <= obj {
+                self.objects.resize(obj + 1, ObjectHistory::default());
+            }
+            let history = &mut self.objects[obj];
+            let before = history.digest(obj);
+            history.push(a.kind, event);
+            self.sum = self
+                .sum
+                .wrapping_sub(before)
+                .wrapping_add(history.digest(obj));
+        }
+    }
+
+    /// `task`'s `choose` drew `value`.
+    pub fn chose(&mut self, task: usize, value: usize) {
+        let before = Self::task_digest(task, *self.task(task));
+        let entry = self.task(task);
+        entry.1 = mix(entry.1, value as u64 + 1);
+        let after = Self::task_digest(task, *entry);
+        self.sum = self.sum.wrapping_sub(before).wrapping_add(after);
+    }
+
+    pub fn fingerprint(&self) -> u64 {
+        self.sum
+    }
+}
+
+/// States whose continuations DFS has explored, with the fewest preemptions spent reaching each
+/// (a state reached with more spent has fewer continuations within the bound).
+#[derive(Default)]
+pub struct Visited {
+    states: HashMap<u64, usize>,
+}
+
+impl Visited {
+    /// Marks the state `key` reached with `preemptions` spent; false when a visit with no more
+    /// spent has already covered its continuations.
+    pub fn visit(&mut self, key: u64, preemptions: usize) -> bool {
+        match self.states.get_mut(&key) {
+            Some(spent) if *spent <= preemptions => false,
+            Some(spent) => {
+                *spent = preemptions;
+                true
+            }
+            None => {
+                self.states.insert(key, preemptions);
+                true
+            }
+        }
+    }
+}
