@@ -11,7 +11,7 @@ use thiserror::Error;
 
 use crate::model::Model;
 use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
-use crate::strategy::{Dfs, Random, Reduction, Replay, Split, Strategy, StrategyKind};
+use crate::strategy::{Dfs, Random, Reduction, Replay, Split, Strategy, StrategyKind, Visited};
 
 /// Progress, reported every few hundred runs and at each new violation.
 #[derive(Clone, Copy, Debug)]
@@ -158,8 +158,9 @@ pub struct Explorer<'m> {
     stop_on_first: bool,
     jobs: usize,
     progress: Option<ProgressFn<'m>>,
-    /// DFS jobs of one exploration share the claims on subtrees.
+    /// DFS jobs of one exploration share the claims on subtrees, and the states visited.
     subtree_claims: Option<Arc<AtomicU64>>,
+    visited: Option<Arc<Visited>>,
 }
 
 type ProgressFn<'m> = Box<dyn FnMut(&Progress) + 'm>;
@@ -187,6 +188,7 @@ impl<'m> Explorer<'m> {
             jobs: 1,
             progress: None,
             subtree_claims: None,
+            visited: None,
         }
     }
 
@@ -282,6 +284,7 @@ impl<'m> Explorer<'m> {
         if self.jobs > 1 {
             if self.strategy.is_exhaustive() {
                 self.subtree_claims = Some(Arc::new(AtomicU64::new(0)));
+                self.visited = Some(Arc::default());
             }
             return self.run_parallel();
         }
@@ -401,7 +404,10 @@ impl<'m> Explorer<'m> {
         else {
             return self.strategy.build(self.seed, steps_estimate);
         };
-        let dfs = Dfs::new(preemption_bound, reduction);
+        let mut dfs = Dfs::new(preemption_bound, reduction);
+        if let Some(visited) = &self.visited {
+            dfs = dfs.sharing_visited(visited);
+        }
         if self.stride == 1 && self.subtree_claims.is_none() {
             return Box::new(dfs);
         }
@@ -430,6 +436,7 @@ impl<'m> Explorer<'m> {
             (runs, _) => runs,
         };
         let claims = self.subtree_claims.clone();
+        let visited = self.visited.clone();
         let mut progress = self.progress.take();
         let counters: Vec<AtomicU64> = (0..jobs).map(|_| AtomicU64::new(0)).collect();
         let finished = AtomicU64::new(0);
@@ -451,7 +458,7 @@ impl<'m> Explorer<'m> {
             let handles: Vec<_> = (0..jobs)
                 .map(|j| {
                     let (counter, finished) = (&counters[j as usize], &finished);
-                    let claims = claims.clone();
+                    let (claims, visited) = (claims.clone(), visited.clone());
                     scope.spawn(move || {
                         // Random/PCT jobs take interleaved run indices; DFS jobs walk the same
                         // tree and claim its subtrees in turn.
@@ -476,6 +483,7 @@ impl<'m> Explorer<'m> {
                             job = job.time(t);
                         }
                         job.subtree_claims = claims;
+                        job.visited = visited;
                         let summary = job.run();
                         finished.fetch_add(1, Ordering::Relaxed);
                         summary

@@ -25,10 +25,12 @@
 //! above it every option is explored and no race adds backtrack points there, so every job walks
 //! the same top of the tree in the same order; each subtree below is explored, with the full
 //! reduction, by whichever job claims it. The union over jobs or shards is the same set of
-//! schedules whoever explores what (with visited states, each job remembers the states of its
-//! own subtrees only, so how many schedules it runs depends on which subtrees it claimed).
+//! schedules whoever explores what (with visited states, the jobs of one exploration share the
+//! states they have visited, and how many schedules each runs depends on timing; shards on
+//! other machines remember only their own).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use super::visited::{TraceState, Visited};
 use super::{PickView, Reduction, Stop, Strategy};
@@ -193,7 +195,7 @@ pub struct Dfs {
     /// Whether the current run stopped with every enabled task asleep, or at a visited state.
     cut_short: bool,
     /// States whose continuations are explored (visited-state reduction).
-    visited: Option<Visited>,
+    visited: Option<Arc<Visited>>,
     /// The current run's state, for `visited`.
     trace: TraceState,
     /// The task that took the current run's latest step.
@@ -214,7 +216,7 @@ impl Dfs {
             split_root: None,
             owned: true,
             cut_short: false,
-            visited: (reduction == Reduction::VisitedStates).then(Visited::default),
+            visited: (reduction == Reduction::VisitedStates).then(Arc::default),
             trace: TraceState::default(),
             last_task: None,
         }
@@ -223,6 +225,15 @@ impl Dfs {
     /// Explores only the subtrees `split.claim` accepts.
     pub fn with_split(mut self, split: Split) -> Self {
         self.split = Some(split);
+        self
+    }
+
+    /// Shares the visited states with the other jobs of one exploration (visited-state
+    /// reduction only).
+    pub fn sharing_visited(mut self, visited: &Arc<Visited>) -> Self {
+        if self.visited.is_some() {
+            self.visited = Some(visited.clone());
+        }
         self
     }
 
@@ -501,7 +512,7 @@ impl Strategy for Dfs {
         }
         let current = view.current.filter(|c| view.enabled.contains(c));
         if !self.above_split(self.stack.len()) {
-            if let Some(visited) = &mut self.visited {
+            if let Some(visited) = &self.visited {
                 // Under a bound, which task runs without a preemption is part of the state.
                 let running = match self.preemption_bound {
                     Some(_) => current.map_or(0, |c| c.0 as u64 + 1),

@@ -17,7 +17,7 @@ pub use pct::Pct;
 pub use portfolio::{Portfolio, PORTFOLIO_DEPTHS};
 pub use random::Random;
 pub use replay::Replay;
-pub use visited::{TraceState, Visited};
+pub use visited::Visited;
 
 use crate::rt::TaskId;
 use crate::schedule::Divergence;

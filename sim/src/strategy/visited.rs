@@ -12,6 +12,7 @@
 //! through different traces' prefixes joining again, such as a server polling in a loop.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use crate::run::{Access, AccessKind};
 
@@ -119,24 +120,40 @@ impl TraceState {
 }
 
 /// States whose continuations DFS has explored, with the fewest preemptions spent reaching each
-/// (a state reached with more spent has fewer continuations within the bound).
-#[derive(Default)]
+/// (a state reached with more spent has fewer continuations within the bound). Parallel jobs
+/// share one: a state one job has reached, another need not explore again, since the first
+/// explores all its continuations (or leaves each to a job that reached it first, and so on
+/// down to final states: steps only grow along a schedule, so this never goes round in a
+/// circle).
 pub struct Visited {
-    states: HashMap<u64, usize>,
+    shards: Vec<Mutex<HashMap<u64, usize>>>,
 }
+
+impl Default for Visited {
+    fn default() -> Self {
+        Visited {
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+        }
+    }
+}
+
+/// Lock shards, so that jobs rarely wait on each other.
+const SHARDS: usize = 64;
 
 impl Visited {
     /// Marks the state `key` reached with `preemptions` spent; false when a visit with no more
     /// spent has already covered its continuations.
-    pub fn visit(&mut self, key: u64, preemptions: usize) -> bool {
-        match self.states.get_mut(&key) {
+    pub fn visit(&self, key: u64, preemptions: usize) -> bool {
+        let shard = &self.shards[(key >> 58) as usize % SHARDS];
+        let mut states = shard.lock().expect("no job panics holding the lock");
+        match states.get_mut(&key) {
             Some(spent) if *spent <= preemptions => false,
             Some(spent) => {
                 *spent = preemptions;
                 true
             }
             None => {
-                self.states.insert(key, preemptions);
+                states.insert(key, preemptions);
                 true
             }
         }
