@@ -16,7 +16,7 @@ fn code(o: &Output) -> i32 {
 }
 
 #[test]
-fn the_gate_passes_on_main_and_its_junit_has_one_case_per_seed_scenario_and_mutant() {
+fn the_gate_passes_on_main_and_its_junit_has_one_case_per_seed_scenario_mutant_and_proof() {
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("braid.xml");
     let out = dir.path().join("ci");
@@ -64,6 +64,13 @@ fn the_gate_passes_on_main_and_its_junit_has_one_case_per_seed_scenario_and_muta
     assert_eq!(count("scenario"), files("scenarios", "toml"));
     assert!(count("mutant") >= 10, "{xml}");
     assert_eq!(count("determinism"), 1);
+    let fixed = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .filter(|toml| toml.lines().any(|l| l == r#"expected = "holds""#))
+        .count();
+    assert!(fixed > 0);
+    assert_eq!(count("proof"), fixed, "one proof per fixed scenario");
     assert_eq!(
         doc.descendants()
             .filter(|n| n.has_tag_name("failure"))

@@ -4,7 +4,9 @@
 //!     violation is written as a shrunk replay file and printed with its replay command and a
 //!     Mermaid diagram to paste into the pull request;
 //! (c) every guard of every fixed variant is knocked out and must be caught;
-//! (d) a sample of schedules of every scenario is re-run, and any trace difference fails.
+//! (d) a sample of schedules of every scenario is re-run, and any trace difference fails;
+//! (e) every fixed scenario is proved by DFS within its preemption bound: exhaustive, no
+//!     violation.
 //! Exit 0 only when every expectation holds; 1 when one does not; 2 on bad input.
 
 use std::path::{Path, PathBuf};
@@ -20,7 +22,7 @@ use sim::{run_once, RunConfig, RunOutcome};
 
 use super::explore::explore_one;
 use super::mutants::{hunt, plan};
-use crate::cli::{BudgetArgs, CiArgs, Cli, Format};
+use crate::cli::{BudgetArgs, CiArgs, Cli, Format, StrategyArg};
 use crate::junit::{self, Case};
 use crate::Verdict;
 
@@ -44,6 +46,53 @@ struct CiReport {
     determinism_checked: u64,
     elapsed_ms: f64,
     cases: Vec<CaseReport>,
+}
+
+/// A proof that takes longer than this fails the gate (every one takes seconds today).
+const PROOF_CAP_SECS: f64 = 300.0;
+
+/// Explores every schedule of a fixed scenario within its preemption bound.
+fn prove(
+    scenario: &Scenario,
+    model: &dyn sim::Model,
+    budget: &BudgetArgs,
+    out: &Path,
+) -> Result<CaseReport> {
+    let t = Instant::now();
+    let report = explore_one(scenario, model, None, budget, out)?;
+    let bound = match report.preemption_bound {
+        Some(b) => format!("within {b} preemptions"),
+        None => "with no preemption bound".into(),
+    };
+    let first = report.violations.first();
+    let (ok, message) = match first {
+        Some(v) => (false, format!("violated {} {bound}", v.invariant)),
+        None if report.exhaustive => (
+            true,
+            format!(
+                "proved {bound}: {} schedules, {} pruned",
+                report.runs, report.pruned
+            ),
+        ),
+        None => (
+            false,
+            format!(
+                "not exhausted {bound} in {PROOF_CAP_SECS} s ({} schedules)",
+                report.runs
+            ),
+        ),
+    };
+    if let Some(v) = first {
+        explain_new_violation(&scenario.name, &v.invariant, &v.message, &v.replay_file)?;
+    }
+    Ok(CaseReport {
+        kind: "proof",
+        name: scenario.name.clone(),
+        ok,
+        message,
+        replay: first.map(|v| v.replay_file.clone()),
+        seconds: t.elapsed().as_secs_f64(),
+    })
 }
 
 pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
@@ -211,6 +260,25 @@ pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
         seconds: 0.0,
     });
     report_progress(args, cases.last());
+    // (e) Proofs of the fixed variants, split across shards by index.
+    let proof_budget = BudgetArgs {
+        strategy: Some(StrategyArg::Dfs),
+        runs: None,
+        time: Some(PROOF_CAP_SECS),
+        shard: None,
+        check_determinism: false,
+        ..budget
+    };
+    let fixed = built.iter().filter(|(s, _)| s.expected == Expected::Holds);
+    for (k, (scenario, model)) in fixed.enumerate() {
+        if let Some(shard) = args.shard {
+            if k as u64 % shard.count != shard.index - 1 {
+                continue;
+            }
+        }
+        cases.push(prove(scenario, model.as_ref(), &proof_budget, &args.out)?);
+        report_progress(args, cases.last());
+    }
 
     let failed = cases.iter().filter(|c| !c.ok).count();
     let report = CiReport {
