@@ -59,6 +59,9 @@ pub struct ScenarioReport {
     /// exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule_digests: Option<Vec<u64>>,
+    /// With --shard: the digests of the end states reached, so `braid merge` counts them exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_state_digests: Option<Vec<u64>>,
     pub determinism_checked: u64,
     pub outcome: String,
     pub expected: String,

@@ -238,6 +238,9 @@ pub fn explore_one(
         schedule_digests: args
             .shard
             .map(|_| summary.digests.iter().copied().collect()),
+        end_state_digests: args
+            .shard
+            .map(|_| summary.end_states.iter().copied().collect()),
         determinism_checked: summary.determinism_checked,
         outcome: outcome.to_string(),
         expected: scenario.expected.to_string(),

@@ -45,7 +45,12 @@ pub fn run(args: &MergeArgs) -> Result<Verdict> {
         .to_string();
         let expected = Expected::try_from(r.expected.clone()).map_err(anyhow::Error::msg)?;
         r.matches_expectation = expected.matches(r.violations.iter().map(|v| v.invariant.as_str()));
+        r.end_states = r
+            .end_state_digests
+            .as_ref()
+            .map_or(r.end_states, |d| d.len());
         r.schedule_digests = None;
+        r.end_state_digests = None;
     }
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&reports)?),
@@ -85,16 +90,12 @@ fn combine(total: &mut ScenarioReport, part: ScenarioReport, path: &Path) -> Res
     total.max_steps_seen = total.max_steps_seen.max(part.max_steps_seen);
     total.determinism_checked += part.determinism_checked;
     total.pruned += part.pruned;
+    total.exhaustive &= part.exhaustive;
     total.distinct_schedules += part.distinct_schedules;
+    // Without digests (a summary from before they were written) the count is a lower bound.
     total.end_states = total.end_states.max(part.end_states);
-    match (&mut total.schedule_digests, part.schedule_digests) {
-        (Some(all), Some(more)) => {
-            all.extend(more);
-            all.sort_unstable();
-            all.dedup();
-        }
-        (slot, _) => *slot = None,
-    }
+    union(&mut total.schedule_digests, part.schedule_digests);
+    union(&mut total.end_state_digests, part.end_state_digests);
     for v in part.violations {
         match total
             .violations
@@ -113,4 +114,16 @@ fn combine(total: &mut ScenarioReport, part: ScenarioReport, path: &Path) -> Res
     }
     total.violations.sort_by_key(|v| v.first_run);
     Ok(())
+}
+
+/// The union of two shards' digests; unknown if either is.
+fn union(total: &mut Option<Vec<u64>>, part: Option<Vec<u64>>) {
+    match (total, part) {
+        (Some(all), Some(more)) => {
+            all.extend(more);
+            all.sort_unstable();
+            all.dedup();
+        }
+        (slot, _) => *slot = None,
+    }
 }
