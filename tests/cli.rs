@@ -327,6 +327,32 @@ fn explore_json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// The same exploration on one job, on two jobs, and as shards 1/2 and 2/2 merged by `braid
+/// merge`; `run` explores with the extra arguments it is given.
+fn one_job_two_jobs_and_merged_shards(
+    dir: &Path,
+    run: impl Fn(&[&str]) -> serde_json::Value,
+) -> [serde_json::Value; 3] {
+    let whole = run(&["--jobs", "1"]);
+    let parallel = run(&["--jobs", "2"]);
+    let mut parts = Vec::new();
+    for shard in ["1/2", "2/2"] {
+        let path = dir.join(format!("shard-{}.json", &shard[..1]));
+        std::fs::write(&path, run(&["--shard", shard, "--jobs", "1"]).to_string()).unwrap();
+        parts.push(path);
+    }
+    let merged = braid(&[
+        "merge",
+        parts[0].to_str().unwrap(),
+        parts[1].to_str().unwrap(),
+    ]);
+    [
+        whole,
+        parallel,
+        serde_json::from_slice(&merged.stdout).unwrap(),
+    ]
+}
+
 #[test]
 fn shards_merge_to_the_unsharded_result_and_jobs_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -355,20 +381,7 @@ fn shards_merge_to_the_unsharded_result_and_jobs_change_nothing() {
         let args = base(extra);
         explore_json(&args.iter().map(String::as_str).collect::<Vec<_>>())
     };
-    let whole = run(&["--jobs", "1"]);
-    let parallel = run(&["--jobs", "2"]);
-    let mut parts = Vec::new();
-    for shard in ["1/2", "2/2"] {
-        let path = dir.path().join(format!("shard-{}.json", &shard[..1]));
-        std::fs::write(&path, run(&["--shard", shard, "--jobs", "1"]).to_string()).unwrap();
-        parts.push(path);
-    }
-    let merged = braid(&[
-        "merge",
-        parts[0].to_str().unwrap(),
-        parts[1].to_str().unwrap(),
-    ]);
-    let merged: serde_json::Value = serde_json::from_slice(&merged.stdout).unwrap();
+    let [whole, parallel, merged] = one_job_two_jobs_and_merged_shards(dir.path(), run);
     for i in 0..scenarios.len() {
         assert_eq!(summary_key(&whole[i]), summary_key(&parallel[i]), "jobs");
         assert_eq!(summary_key(&whole[i]), summary_key(&merged[i]), "shards");
@@ -412,20 +425,7 @@ fn dfs_shards_and_jobs_prove_what_one_job_proves() {
         args.extend(extra);
         explore_json(&args)
     };
-    let whole = run(&["--jobs", "1"]);
-    let parallel = run(&["--jobs", "2"]);
-    let mut parts = Vec::new();
-    for shard in ["1/2", "2/2"] {
-        let path = dir.path().join(format!("shard-{}.json", &shard[..1]));
-        std::fs::write(&path, run(&["--shard", shard, "--jobs", "1"]).to_string()).unwrap();
-        parts.push(path);
-    }
-    let merged = braid(&[
-        "merge",
-        parts[0].to_str().unwrap(),
-        parts[1].to_str().unwrap(),
-    ]);
-    let merged: serde_json::Value = serde_json::from_slice(&merged.stdout).unwrap();
+    let [whole, parallel, merged] = one_job_two_jobs_and_merged_shards(dir.path(), run);
     for i in 0..scenarios.len() {
         assert_eq!(whole[i]["exhaustive"], true, "{}", scenarios[i]);
         assert_eq!(proof_key(&whole[i]), proof_key(&parallel[i]), "jobs");
