@@ -514,11 +514,8 @@ impl Strategy for Dfs {
         if !self.above_split(self.stack.len()) {
             if let Some(visited) = &self.visited {
                 // Under a bound, which task runs without a preemption is part of the state.
-                let running = match self.preemption_bound {
-                    Some(_) => current.map_or(0, |c| c.0 as u64 + 1),
-                    None => 0,
-                };
-                let key = self.trace.fingerprint() ^ running.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                let running = current.filter(|_| self.preemption_bound.is_some());
+                let key = self.trace.fingerprint(running.map(|t| t.0));
                 if !visited.visit(key, preemptions) {
                     self.cut_short = true;
                     return Err(Stop::Pruned);
