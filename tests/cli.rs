@@ -327,17 +327,24 @@ fn explore_json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
-/// The same exploration on one job, on two jobs, and as shards 1/2 and 2/2 merged by `braid
-/// merge`; `run` explores with the extra arguments it is given.
-fn one_job_two_jobs_and_merged_shards(
-    dir: &Path,
-    run: impl Fn(&[&str]) -> serde_json::Value,
-) -> [serde_json::Value; 3] {
+/// `braid explore <scenarios> <how>` on one job, on two jobs, and as shards 1/2 and 2/2 merged
+/// by `braid merge`.
+fn one_job_two_jobs_and_merged_shards(scenarios: &[&str], how: &[&str]) -> [serde_json::Value; 3] {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let run = |split: &[&str]| {
+        let mut args = vec!["explore"];
+        args.extend(scenarios);
+        args.extend(how);
+        args.extend(["--format", "json", "--out", out, "--no-shrink"]);
+        args.extend(split);
+        explore_json(&args)
+    };
     let whole = run(&["--jobs", "1"]);
     let parallel = run(&["--jobs", "2"]);
     let mut parts = Vec::new();
     for shard in ["1/2", "2/2"] {
-        let path = dir.join(format!("shard-{}.json", &shard[..1]));
+        let path = dir.path().join(format!("shard-{}.json", &shard[..1]));
         std::fs::write(&path, run(&["--shard", shard, "--jobs", "1"]).to_string()).unwrap();
         parts.push(path);
     }
@@ -355,33 +362,13 @@ fn one_job_two_jobs_and_merged_shards(
 
 #[test]
 fn shards_merge_to_the_unsharded_result_and_jobs_change_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().to_str().unwrap();
     let scenarios = [
         "broker-bind-race",
         "relay-live-race-rejection-fence",
         "broker-bound-first",
     ];
-    let base = |extra: &[&str]| {
-        let mut args = vec!["explore"];
-        args.extend(scenarios);
-        args.extend([
-            "--runs",
-            "3000",
-            "--format",
-            "json",
-            "--out",
-            out,
-            "--no-shrink",
-        ]);
-        args.extend(extra);
-        args.iter().map(|s| s.to_string()).collect::<Vec<_>>()
-    };
-    let run = |extra: &[&str]| {
-        let args = base(extra);
-        explore_json(&args.iter().map(String::as_str).collect::<Vec<_>>())
-    };
-    let [whole, parallel, merged] = one_job_two_jobs_and_merged_shards(dir.path(), run);
+    let [whole, parallel, merged] =
+        one_job_two_jobs_and_merged_shards(&scenarios, &["--runs", "3000"]);
     for i in 0..scenarios.len() {
         assert_eq!(summary_key(&whole[i]), summary_key(&parallel[i]), "jobs");
         assert_eq!(summary_key(&whole[i]), summary_key(&merged[i]), "shards");
@@ -406,29 +393,13 @@ fn proof_key(r: &serde_json::Value) -> String {
 
 #[test]
 fn dfs_shards_and_jobs_prove_what_one_job_proves() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().to_str().unwrap();
     // Visited states (the default under a bound) on a fix and on a race; the split under partial
     // order is tested in sim/tests/dfs.rs.
     let scenarios = ["broker-unbound-behind", "broker-bind-race"];
-    let run = |extra: &[&str]| {
-        let mut args = vec!["explore"];
-        args.extend(scenarios);
-        args.extend([
-            "--strategy",
-            "dfs",
-            "--preemption-bound",
-            "2",
-            "--format",
-            "json",
-            "--out",
-            out,
-            "--no-shrink",
-        ]);
-        args.extend(extra);
-        explore_json(&args)
-    };
-    let [whole, parallel, merged] = one_job_two_jobs_and_merged_shards(dir.path(), run);
+    let [whole, parallel, merged] = one_job_two_jobs_and_merged_shards(
+        &scenarios,
+        &["--strategy", "dfs", "--preemption-bound", "2"],
+    );
     for i in 0..scenarios.len() {
         assert_eq!(whole[i]["exhaustive"], true, "{}", scenarios[i]);
         assert_eq!(proof_key(&whole[i]), proof_key(&parallel[i]), "jobs");
