@@ -455,9 +455,8 @@ impl Dfs {
         }
         self.exhausted = true;
     }
-}
 
-impl Dfs {
+    /// The value for a `choose`: replayed on the path's prefix, else the first of a new node.
     fn choose_value(&mut self, n: usize) -> Result<usize, Stop> {
         self.enter_subtree()?;
         if self.depth < self.stack.len() {
