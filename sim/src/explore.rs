@@ -405,6 +405,9 @@ impl<'m> Explorer<'m> {
             return self.strategy.build(self.seed, steps_estimate);
         };
         let mut dfs = Dfs::new(preemption_bound, reduction);
+        if self.model.state_visible() {
+            dfs = dfs.by_value();
+        }
         if let Some(visited) = &self.visited {
             dfs = dfs.sharing_visited(visited);
         }

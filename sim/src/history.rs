@@ -63,6 +63,7 @@ impl<E: Hash + Display + 'static> History<E> {
         with_exec(|ex| {
             if self.cross_task_order {
                 ex.access(self.id, AccessKind::Write);
+                ex.append_value(self.id, hasher.finish());
             }
             ex.digest_event(hasher.finish());
             ex.trace_event(|| event.to_string());

@@ -43,6 +43,14 @@ pub trait Model: Send + Sync {
     fn reduction_safe(&self) -> bool {
         false
     }
+
+    /// Whether, beyond `reduction_safe`, every value two tasks share lives in an engine object
+    /// (none in a `RefCell` guarded by convention), no task reads the virtual clock, and each
+    /// `sim::checkpoint` names all of its task's locals. DFS with visited states then identifies a state by its values
+    /// rather than by its trace (see `rt::state`).
+    fn state_visible(&self) -> bool {
+        false
+    }
 }
 
 /// Judges the end state of a run (invariants also judge events as they happen, in `History`).

@@ -1,7 +1,11 @@
 //! Scheduling points that are not tied to an object.
 
+use std::hash::Hash;
+
+use crate::rt::digest::{mix, of};
 use crate::rt::op::Op;
 use crate::rt::task::point;
+use crate::rt::with_exec;
 
 /// Stands for a real `.await` (a database call, a storage read): any task may run here.
 pub async fn yield_point(label: &'static str) {
@@ -12,4 +16,18 @@ pub async fn yield_point(label: &'static str) {
 pub async fn choose(n: usize) -> usize {
     assert!(n > 0, "choose needs at least one alternative");
     point(Op::Choose(n)).await
+}
+
+/// Declares, at a loop head `label`, everything the running task's future depends on besides
+/// the engine objects it reads: its fields and variables that live across iterations. A search
+/// by state (`Model::state_visible`) then treats two visits of the loop head with equal `locals`
+/// and equal shared state as one state, so a server's loop that went round once more without
+/// changing anything adds nothing to explore. Not a scheduling point; without a state search it
+/// does nothing.
+pub fn checkpoint<T: Hash + ?Sized>(label: &'static str, locals: &T) {
+    with_exec(|ex| {
+        if ex.tracks_values() {
+            ex.checkpoint(mix(of(label), of(locals)));
+        }
+    });
 }

@@ -80,6 +80,14 @@ impl ClientHandler {
 
     async fn serve(&self) {
         loop {
+            sim::checkpoint(
+                "serve",
+                &(
+                    self.bound.get(),
+                    &*self.inflight.borrow(),
+                    self.next_packet_id.get(),
+                ),
+            );
             self.take_acks().await;
             let lane_ready = self.lane_open().await && !self.lane_rx.is_empty();
             let backlog_ready = self.shared.queue.count().await > 0;

@@ -86,6 +86,7 @@ impl Params {
 }
 
 /// A session in the clients map: what a router needs to reach c.
+#[derive(Hash)]
 struct Session {
     lane: Sender<Msg>,
 }
@@ -131,6 +132,13 @@ impl Model for Broker {
     /// Tasks share only the clients lock, the queue (mutex, atomics, Shared ghost length), the
     /// storage (Shared), channels, the wake notify and the history.
     fn reduction_safe(&self) -> bool {
+        true
+    }
+
+    /// All of it in engine objects; the handler's own cells (bound, in-flight window, next
+    /// packet id) are named at the serve loop's head, the peer carries nothing across its loop,
+    /// and the routers do not loop over any await.
+    fn state_visible(&self) -> bool {
         true
     }
 

@@ -16,6 +16,7 @@ pub struct ClientPeer {
 impl ClientPeer {
     pub async fn run(self) {
         loop {
+            sim::checkpoint("peer", &());
             let msg = self.wire.recv_idle().await;
             let packet_id = msg
                 .packet_id

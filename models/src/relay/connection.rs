@@ -44,7 +44,7 @@ pub struct Entry {
 }
 
 /// A subscription in the relay's registry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Registration {
     pub req: Action,
     pub channel: Channel,

@@ -32,3 +32,18 @@ impl Hasher for Fnv64 {
         self.write_u64(n as u64);
     }
 }
+
+/// Combines two words into one (a splitmix64 finaliser): for fingerprints built step by step.
+pub(crate) fn mix(a: u64, b: u64) -> u64 {
+    let mut z = a ^ b.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(31);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The FNV digest of a value.
+pub(crate) fn of<T: std::hash::Hash + ?Sized>(value: &T) -> u64 {
+    let mut h = Fnv64::default();
+    value.hash(&mut h);
+    h.finish()
+}

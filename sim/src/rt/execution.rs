@@ -7,6 +7,7 @@ use std::task::Waker;
 use super::access::{AccessKind, StepAccesses};
 use super::digest::Fnv64;
 use super::op::{Describe, ObjId, ObjState, Object, Op};
+use super::state::ValueState;
 use super::task::{Task, TaskId};
 use crate::model::Grain;
 use crate::strategy::{PickView, Stop, Strategy};
@@ -45,6 +46,8 @@ pub(crate) struct Execution {
     pub trace: Option<Trace>,
     /// Per step, the objects it accessed (recorded for partial-order reduction only).
     pub accesses: Option<StepAccesses>,
+    /// The run's value state (kept only for strategies that search by state).
+    values: Option<ValueState>,
     /// Per task, a hash of the events it emitted, in order: equal for equivalent schedules.
     pub task_events: Vec<u64>,
     pub end: Option<End>,
@@ -73,6 +76,7 @@ impl Execution {
             decisions: Vec::new(),
             trace: trace.then(Trace::default),
             accesses: record_accesses.then(StepAccesses::default),
+            values: strategy.wants_value_state().then(ValueState::default),
             task_events: Vec::new(),
             end: None,
             strategy,
@@ -136,6 +140,48 @@ impl Execution {
     pub(crate) fn access(&mut self, obj: ObjId, kind: AccessKind) {
         if let Some(steps) = &mut self.accesses {
             steps.record(obj, kind);
+        }
+    }
+
+    /// The running task learns something with this digest (a value loaded, a message received,
+    /// whether a channel was full): its future may depend on it.
+    pub(crate) fn observe(&mut self, digest: u64) {
+        if let (Some(values), Some(task)) = (&mut self.values, self.current) {
+            values.observe(task.0, digest);
+        }
+    }
+
+    /// The running task may read all of `obj`'s value (a lock's contents).
+    pub(crate) fn observe_value(&mut self, obj: ObjId) {
+        if let (Some(values), Some(task)) = (&mut self.values, self.current) {
+            values.observe_value(task.0, obj.0);
+        }
+    }
+
+    /// Whether the run keeps object values (see `ValueState`): a primitive that changes its
+    /// value then reports the new one.
+    pub(crate) fn tracks_values(&self) -> bool {
+        self.values.is_some()
+    }
+
+    /// `obj`'s value is now the one with this digest.
+    pub(crate) fn set_value(&mut self, obj: ObjId, digest: u64) {
+        if let Some(values) = &mut self.values {
+            values.set_value(obj.0, digest);
+        }
+    }
+
+    /// `obj`'s value grew by one element with this digest.
+    pub(crate) fn append_value(&mut self, obj: ObjId, digest: u64) {
+        if let Some(values) = &mut self.values {
+            values.append_value(obj.0, digest);
+        }
+    }
+
+    /// The running task declares its whole local state (see `sim::checkpoint`).
+    pub(crate) fn checkpoint(&mut self, locals: u64) {
+        if let (Some(values), Some(task)) = (&mut self.values, self.current) {
+            values.checkpoint(task.0, locals);
         }
     }
 
@@ -296,11 +342,16 @@ impl Execution {
         let tasks = &self.tasks;
         let names = |t: TaskId| tasks[t.0].name.as_str();
         let prev_accesses = self.accesses.as_ref().map_or(&[][..], |a| a.last());
+        let state = self
+            .values
+            .as_ref()
+            .map(|v| v.fingerprint(&self.objects, tasks, &self.task_events));
         let view = PickView {
             step: self.steps,
             enabled: &enabled,
             current: prev,
             prev_accesses,
+            state,
             names: &names,
         };
         let picked = self.strategy.pick_task(&view);
@@ -329,6 +380,11 @@ impl Execution {
         if let Some(steps) = &mut self.accesses {
             steps.begin_step();
         }
+        if let Some(values) = &mut self.values {
+            // The task moves past one more scheduling point (what it learns there, the
+            // primitive reports).
+            values.step(pick.0, op.code());
+        }
         self.digest.write_usize(pick.0);
         self.digest.write_u64(op.code());
         self.digest
@@ -351,6 +407,9 @@ impl Execution {
             match self.strategy.pick_value(self.steps, n) {
                 Ok(v) => {
                     self.tasks[pick.0].choice = v;
+                    if let Some(values) = &mut self.values {
+                        values.chose(pick.0, v);
+                    }
                     self.decisions.push(Recorded::Choice(v));
                     self.digest.write_usize(v);
                     self.note_effect(|| format!("{v}"));

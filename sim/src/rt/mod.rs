@@ -6,6 +6,7 @@ pub(crate) mod access;
 pub(crate) mod digest;
 pub(crate) mod execution;
 pub(crate) mod op;
+pub(crate) mod state;
 pub(crate) mod task;
 
 use std::cell::RefCell;
@@ -63,4 +64,23 @@ impl Drop for EnterGuard {
     fn drop(&mut self) {
         CURRENT.with(|cur| *cur.borrow_mut() = None);
     }
+}
+
+/// The running task learns `what` (see `state::ValueState`).
+pub(crate) fn report_observed<T: std::hash::Hash + ?Sized>(what: &T) {
+    with_exec(|ex| {
+        if ex.tracks_values() {
+            ex.observe(digest::of(what));
+        }
+    });
+}
+
+/// Reports `obj`'s new value, when the run keeps values (see `state::ValueState`). Safe to call
+/// from a guard's drop (does nothing when no run is in progress).
+pub(crate) fn report_value<T: std::hash::Hash + ?Sized>(obj: ObjId, value: &T) {
+    try_with_exec(|ex| {
+        if ex.tracks_values() {
+            ex.set_value(obj, digest::of(value));
+        }
+    });
 }

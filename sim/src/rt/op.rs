@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use super::digest::mix;
+
 /// An engine object (lock, channel, notify, atomic) within one run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjId(pub(crate) usize);
@@ -96,6 +98,20 @@ pub(crate) enum ObjState {
         permit: bool,
     },
     Atomic,
+}
+
+impl ObjState {
+    /// A digest of the scheduling state (who holds a lock, how full a channel is, a permit).
+    pub(crate) fn digest(&self) -> u64 {
+        let some = |t: Option<usize>| t.map_or(0, |t| t as u64 + 1);
+        match *self {
+            ObjState::Mutex { owner } => mix(1, some(owner)),
+            ObjState::RwLock { readers, writer } => mix(mix(2, readers as u64), some(writer)),
+            ObjState::Channel { len, cap } => mix(mix(3, len as u64), cap as u64),
+            ObjState::Notify { permit } => mix(4, u64::from(permit)),
+            ObjState::Atomic => 5,
+        }
+    }
 }
 
 pub(crate) struct Object {

@@ -32,8 +32,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::visited::{TraceState, Visited};
+use super::visited::{in_mask, sleep_mask, TraceState, Visit, Visited};
 use super::{PickView, Reduction, Stop, Strategy};
+use crate::rt::digest::mix;
 use crate::rt::TaskId;
 use crate::run::{Access, AccessKind, RunResult};
 
@@ -198,6 +199,8 @@ pub struct Dfs {
     visited: Option<Arc<Visited>>,
     /// The current run's state, for `visited`.
     trace: TraceState,
+    /// Identify states by value (`PickView::state`) rather than by trace.
+    by_value: bool,
     /// The task that took the current run's latest step.
     last_task: Option<usize>,
 }
@@ -218,8 +221,17 @@ impl Dfs {
             cut_short: false,
             visited: (reduction == Reduction::VisitedStates).then(Arc::default),
             trace: TraceState::default(),
+            by_value: false,
             last_task: None,
         }
+    }
+
+    /// With visited states, identifies a state by its values (object contents, task locals)
+    /// rather than by its trace: for models whose state the engine sees whole
+    /// (`Model::state_visible`).
+    pub fn by_value(mut self) -> Self {
+        self.by_value = self.visited.is_some();
+        self
     }
 
     /// Explores only the subtrees `split.claim` accepts.
@@ -235,6 +247,13 @@ impl Dfs {
             self.visited = Some(visited.clone());
         }
         self
+    }
+
+    /// Sleep sets: with DPOR, or with visited states (Godefroid's state caching with sleep
+    /// sets: a state is covered when it was explored with no more tasks asleep). Off under a
+    /// preemption bound (see the module docs).
+    fn sleep_sets(&self) -> bool {
+        (self.partial_order || self.visited.is_some()) && self.preemption_bound.is_none()
     }
 
     /// Whether a node at stack index `at` lies above the split (every option explored).
@@ -499,7 +518,7 @@ impl Strategy for Dfs {
                 .entry(node.chosen)
                 .or_insert_with(|| view.prev_accesses.to_vec());
         }
-        if let (Some(_), Some(t)) = (&self.visited, self.last_task) {
+        if let (Some(_), Some(t), false) = (&self.visited, self.last_task, self.by_value) {
             self.trace.step(t, view.prev_accesses);
         }
         self.enter_subtree()?;
@@ -510,14 +529,27 @@ impl Strategy for Dfs {
             return Ok(TaskId(node.chosen));
         }
         let current = view.current.filter(|c| view.enabled.contains(c));
+        let sleep = if self.sleep_sets() {
+            self.inherited_sleep(parent, view.prev_accesses)
+        } else {
+            Vec::new()
+        };
+        let mut only = None;
         if !self.above_split(self.stack.len()) {
             if let Some(visited) = &self.visited {
                 // Under a bound, which task runs without a preemption is part of the state.
                 let running = current.filter(|_| self.preemption_bound.is_some());
-                let key = self.trace.fingerprint(running.map(|t| t.0));
-                if !visited.visit(key, preemptions) {
-                    self.cut_short = true;
-                    return Err(Stop::Pruned);
+                let key = match view.state {
+                    Some(state) => mix(state, running.map_or(0, |t| t.0 as u64 + 1)),
+                    None => self.trace.fingerprint(running.map(|t| t.0)),
+                };
+                match visited.visit(key, preemptions, sleep_mask(&sleep)) {
+                    Visit::New => {}
+                    Visit::Covered => {
+                        self.cut_short = true;
+                        return Err(Stop::Pruned);
+                    }
+                    Visit::Partly(tasks) => only = Some(tasks),
                 }
             }
         }
@@ -529,11 +561,7 @@ impl Strategy for Dfs {
             chosen: 0,
             backtrack: BTreeSet::new(),
             done: BTreeSet::new(),
-            sleep: if self.partial_order && self.preemption_bound.is_none() {
-                self.inherited_sleep(parent, view.prev_accesses)
-            } else {
-                Vec::new()
-            },
+            sleep,
             step_accesses: BTreeMap::new(),
         };
         let candidates: Vec<usize> = view
@@ -541,6 +569,7 @@ impl Strategy for Dfs {
             .iter()
             .map(|t| t.0)
             .filter(|t| !node.asleep(*t) && self.within_bound(&node, *t))
+            .filter(|t| only.is_none_or(|tasks| in_mask(tasks, *t)))
             .collect();
         // Non-preemptive first: keep running the current task when it can.
         let Some(&first) = candidates
@@ -565,7 +594,7 @@ impl Strategy for Dfs {
 
     fn pick_value(&mut self, _step: usize, n: usize) -> Result<usize, Stop> {
         let value = self.choose_value(n)?;
-        if let (Some(_), Some(t)) = (&self.visited, self.last_task) {
+        if let (Some(_), Some(t), false) = (&self.visited, self.last_task, self.by_value) {
             self.trace.chose(t, value);
         }
         Ok(value)
@@ -591,6 +620,10 @@ impl Strategy for Dfs {
 
     fn exhausted(&self) -> bool {
         self.exhausted
+    }
+
+    fn wants_value_state(&self) -> bool {
+        self.by_value
     }
 
     fn pruned(&self) -> u64 {

@@ -48,6 +48,9 @@ pub struct PickView<'a> {
     pub current: Option<TaskId>,
     /// The objects the step just taken accessed (recorded only with `RunConfig::record_accesses`).
     pub prev_accesses: &'a [crate::run::Access],
+    /// A fingerprint of the run's state by value (only for a strategy that
+    /// `wants_value_state`).
+    pub state: Option<u64>,
     pub(crate) names: &'a dyn Fn(TaskId) -> &'a str,
 }
 
@@ -67,6 +70,12 @@ pub trait Strategy {
 
     /// Picks a value in `0..n` for the task that just called `choose(n)`.
     fn pick_value(&mut self, step: usize, n: usize) -> Result<usize, Stop>;
+
+    /// Whether the runs should keep a fingerprint of their state by value for `PickView::state`
+    /// (costs a hash of every change to an engine object).
+    fn wants_value_state(&self) -> bool {
+        false
+    }
 
     /// Called when a run ends, with its result.
     fn end_run(&mut self, _run: &crate::RunResult) {}

@@ -14,15 +14,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use crate::rt::digest::mix;
 use crate::run::{Access, AccessKind};
-
-fn mix(a: u64, b: u64) -> u64 {
-    // splitmix64 finaliser over a combination of the two words.
-    let mut z = a ^ b.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(31);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// One object's access history, canonical up to the order within blocks of commuting accesses.
 #[derive(Clone, Copy, Default)]
@@ -128,7 +121,33 @@ impl TraceState {
 /// down to final states: steps only grow along a schedule, so this never goes round in a
 /// circle).
 pub struct Visited {
-    shards: Vec<Mutex<HashMap<u64, usize>>>,
+    /// State -> (preemptions spent, tasks asleep) of its covering visit.
+    shards: Vec<Mutex<HashMap<u64, (usize, u64)>>>,
+}
+
+/// What a run reaching a state has left to explore from it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Visit {
+    /// The first visit: everything.
+    New,
+    /// Nothing: a visit with no more preemptions spent and no more tasks asleep covers it.
+    Covered,
+    /// Only these tasks (a bit mask): asleep at the earlier visit, awake now.
+    Partly(u64),
+}
+
+/// The tasks of a sleep set as a bit mask; an empty set if one cannot be represented (which
+/// only makes the search explore more).
+pub fn sleep_mask<A>(sleep: &[(usize, A)]) -> u64 {
+    if sleep.iter().any(|(t, _)| *t >= 64) {
+        return 0;
+    }
+    sleep.iter().fold(0, |m, (t, _)| m | 1 << t)
+}
+
+/// Whether `task` is in the mask (tasks past 63 never are).
+pub fn in_mask(mask: u64, task: usize) -> bool {
+    task < 64 && mask >> task & 1 == 1
 }
 
 impl Default for Visited {
@@ -143,20 +162,28 @@ impl Default for Visited {
 const SHARDS: usize = 64;
 
 impl Visited {
-    /// Marks the state `key` reached with `preemptions` spent; false when a visit with no more
-    /// spent has already covered its continuations.
-    pub fn visit(&self, key: u64, preemptions: usize) -> bool {
+    /// Marks the state `key` reached with `preemptions` spent and the tasks in `asleep` asleep
+    /// (sleep sets: their continuations are explored elsewhere), and says what is left to
+    /// explore from it. An earlier visit explored every task it did not have asleep (within the
+    /// bound); after this one, only the tasks asleep at both stay unexplored (Godefroid 1996).
+    pub fn visit(&self, key: u64, preemptions: usize, asleep: u64) -> Visit {
         let shard = &self.shards[(key >> 58) as usize % SHARDS];
         let mut states = shard.lock().expect("no job panics holding the lock");
         match states.get_mut(&key) {
-            Some(spent) if *spent <= preemptions => false,
-            Some(spent) => {
-                *spent = preemptions;
-                true
-            }
             None => {
-                states.insert(key, preemptions);
-                true
+                states.insert(key, (preemptions, asleep));
+                Visit::New
+            }
+            Some((spent, _)) if *spent > preemptions => {
+                // Fewer preemptions left then: this visit has continuations that one lacked.
+                states.insert(key, (preemptions, asleep));
+                Visit::New
+            }
+            Some((_, before)) if *before & !asleep == 0 => Visit::Covered,
+            Some((_, before)) => {
+                let todo = *before & !asleep;
+                *before &= asleep;
+                Visit::Partly(todo)
             }
         }
     }

@@ -3,21 +3,23 @@
 
 use std::cell::Cell;
 use std::fmt::Debug;
+use std::hash::Hash;
 
 use crate::model::Grain;
 use crate::rt::access::AccessKind;
 use crate::rt::op::{AtomicOp, ObjState, Op};
 use crate::rt::task::point;
-use crate::rt::{with_exec, ObjId};
+use crate::rt::{report_observed, report_value, with_exec, ObjId};
 
 pub struct Atomic<T> {
     id: ObjId,
     value: Cell<T>,
 }
 
-impl<T: Copy + PartialEq + Debug + 'static> Atomic<T> {
+impl<T: Copy + PartialEq + Hash + Debug + 'static> Atomic<T> {
     pub fn new(name: impl Into<String>, value: T) -> Self {
         let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Atomic));
+        report_value(id, &value);
         Atomic {
             id,
             value: Cell::new(value),
@@ -47,13 +49,14 @@ impl<T: Copy + PartialEq + Debug + 'static> Atomic<T> {
     pub async fn load(&self) -> T {
         let traced = self.access(AtomicOp::Load).await;
         let v = self.value.get();
+        report_observed(&v);
         self.note(traced, || format!("{v:?}"));
         v
     }
 
     pub async fn store(&self, value: T) {
         let traced = self.access(AtomicOp::Store).await;
-        self.value.set(value);
+        self.set(value);
         self.note(traced, || format!("{value:?}"));
     }
 
@@ -62,13 +65,19 @@ impl<T: Copy + PartialEq + Debug + 'static> Atomic<T> {
         let traced = self.access(AtomicOp::CompareExchange).await;
         let prev = self.value.get();
         let result = if prev == current {
-            self.value.set(new);
+            self.set(new);
             Ok(prev)
         } else {
             Err(prev)
         };
+        report_observed(&result);
         self.note(traced, || format!("{result:?}"));
         result
+    }
+
+    fn set(&self, value: T) {
+        self.value.set(value);
+        report_value(self.id, &value);
     }
 
     /// Reads the value without scheduling: for ghost state and invariants only.
@@ -81,7 +90,8 @@ impl Atomic<usize> {
     pub async fn fetch_add(&self, n: usize) -> usize {
         let traced = self.access(AtomicOp::FetchAdd).await;
         let prev = self.value.get();
-        self.value.set(prev + n);
+        report_observed(&prev);
+        self.set(prev + n);
         self.note(traced, || format!("{prev} -> {}", prev + n));
         prev
     }
@@ -89,7 +99,8 @@ impl Atomic<usize> {
     pub async fn fetch_sub(&self, n: usize) -> usize {
         let traced = self.access(AtomicOp::FetchSub).await;
         let prev = self.value.get();
-        self.value.set(prev - n);
+        report_observed(&prev);
+        self.set(prev - n);
         self.note(traced, || format!("{prev} -> {}", prev - n));
         prev
     }

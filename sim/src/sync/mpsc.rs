@@ -5,12 +5,13 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 use crate::rt::access::AccessKind;
 use crate::rt::op::{ObjState, Op};
 use crate::rt::task::point;
-use crate::rt::{with_exec, ObjId};
+use crate::rt::{report_observed, report_value, with_exec, ObjId};
 
 struct Chan<T> {
     id: ObjId,
@@ -18,21 +19,24 @@ struct Chan<T> {
     queue: RefCell<VecDeque<T>>,
 }
 
-impl<T> Chan<T> {
+impl<T: Hash> Chan<T> {
     fn observed_len(&self) -> usize {
         with_exec(|ex| ex.access(self.id, AccessKind::Read));
-        self.queue.borrow().len()
+        let len = self.queue.borrow().len();
+        report_observed(&len);
+        len
     }
 
     fn sync_len(&self) {
         let len = self.queue.borrow().len();
         let cap = self.cap;
+        report_value(self.id, &*self.queue.borrow());
         with_exec(|ex| *ex.state_mut(self.id) = ObjState::Channel { len, cap });
     }
 }
 
 /// Creates a channel holding at most `capacity` messages.
-pub fn channel<T>(name: impl Into<String>, capacity: usize) -> (Sender<T>, Receiver<T>) {
+pub fn channel<T: Hash>(name: impl Into<String>, capacity: usize) -> (Sender<T>, Receiver<T>) {
     assert!(capacity > 0, "a bounded channel needs room for one message");
     let state = ObjState::Channel {
         len: 0,
@@ -70,7 +74,14 @@ impl<T> fmt::Debug for TrySendError<T> {
     }
 }
 
-impl<T> Sender<T> {
+/// A sender is a handle: two are equal in a state when they reach the same channel.
+impl<T> Hash for Sender<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.chan.id.hash(state);
+    }
+}
+
+impl<T: Hash> Sender<T> {
     /// Waits for room, then enqueues.
     pub async fn send(&self, value: T) {
         point(Op::Send(self.chan.id)).await;
@@ -81,7 +92,9 @@ impl<T> Sender<T> {
     /// Enqueues if there is room, else hands the message back.
     pub async fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         point(Op::TrySend(self.chan.id)).await;
-        if self.chan.queue.borrow().len() >= self.chan.cap {
+        let full = self.chan.queue.borrow().len() >= self.chan.cap;
+        report_observed(&full);
+        if full {
             with_exec(|ex| {
                 ex.access(self.chan.id, AccessKind::Read);
                 ex.note_effect(|| "full".to_string());
@@ -108,7 +121,7 @@ pub struct Receiver<T> {
     chan: Rc<Chan<T>>,
 }
 
-impl<T> Receiver<T> {
+impl<T: Hash> Receiver<T> {
     /// Waits for a message. A task blocked here with work to do is stuck.
     pub async fn recv(&self) -> T {
         self.recv_op(false).await
@@ -132,6 +145,7 @@ impl<T> Receiver<T> {
             .borrow_mut()
             .pop_front()
             .expect("recv is enabled only when the channel holds a message");
+        report_observed(&value);
         self.chan.sync_len();
         value
     }
@@ -140,6 +154,7 @@ impl<T> Receiver<T> {
     pub async fn try_recv(&self) -> Option<T> {
         point(Op::TryRecv(self.chan.id)).await;
         let value = self.chan.queue.borrow_mut().pop_front();
+        report_observed(&value);
         if value.is_some() {
             self.chan.sync_len();
         } else {

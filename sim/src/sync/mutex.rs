@@ -3,20 +3,22 @@
 //! nothing the holder does in between is visible to other tasks.
 
 use std::cell::{RefCell, RefMut};
+use std::hash::Hash;
 use std::ops::{Deref, DerefMut};
 
 use crate::rt::op::{ObjState, Op};
 use crate::rt::task::point;
-use crate::rt::{try_with_exec, with_exec, ObjId};
+use crate::rt::{report_value, try_with_exec, with_exec, ObjId};
 
 pub struct Mutex<T> {
     id: ObjId,
     data: RefCell<T>,
 }
 
-impl<T> Mutex<T> {
+impl<T: Hash> Mutex<T> {
     pub fn new(name: impl Into<String>, value: T) -> Self {
         let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Mutex { owner: None }));
+        report_value(id, &value);
         Mutex {
             id,
             data: RefCell::new(value),
@@ -28,10 +30,12 @@ impl<T> Mutex<T> {
         with_exec(|ex| {
             let owner = ex.current.map(|t| t.0);
             *ex.state_mut(self.id) = ObjState::Mutex { owner };
+            ex.observe_value(self.id);
         });
         MutexGuard {
             id: self.id,
             data: self.data.borrow_mut(),
+            report: report_value::<T>,
         }
     }
 }
@@ -39,6 +43,8 @@ impl<T> Mutex<T> {
 pub struct MutexGuard<'a, T> {
     id: ObjId,
     data: RefMut<'a, T>,
+    /// Reports the contents as the guard leaves them (value-state search).
+    report: fn(ObjId, &T),
 }
 
 impl<T> Deref for MutexGuard<'_, T> {
@@ -57,6 +63,7 @@ impl<T> DerefMut for MutexGuard<'_, T> {
 impl<T> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         let id = self.id;
+        (self.report)(id, &self.data);
         try_with_exec(|ex| *ex.state_mut(id) = ObjState::Mutex { owner: None });
     }
 }

@@ -2,24 +2,26 @@
 //! to leave, readers wait for a writer. Guards release without a scheduling point (see Mutex).
 
 use std::cell::{Ref, RefCell, RefMut};
+use std::hash::Hash;
 use std::ops::{Deref, DerefMut};
 
 use crate::rt::op::{ObjState, Op};
 use crate::rt::task::point;
-use crate::rt::{try_with_exec, with_exec, ObjId};
+use crate::rt::{report_value, try_with_exec, with_exec, ObjId};
 
 pub struct RwLock<T> {
     id: ObjId,
     data: RefCell<T>,
 }
 
-impl<T> RwLock<T> {
+impl<T: Hash> RwLock<T> {
     pub fn new(name: impl Into<String>, value: T) -> Self {
         let state = ObjState::RwLock {
             readers: 0,
             writer: None,
         };
         let id = with_exec(|ex| ex.add_object(name.into(), state));
+        report_value(id, &value);
         RwLock {
             id,
             data: RefCell::new(value),
@@ -33,6 +35,7 @@ impl<T> RwLock<T> {
             if let ObjState::RwLock { readers, .. } = ex.state_commuting(self.id) {
                 *readers += 1;
             }
+            ex.observe_value(self.id);
         });
         RwLockReadGuard {
             id: self.id,
@@ -47,10 +50,12 @@ impl<T> RwLock<T> {
             if let ObjState::RwLock { writer, .. } = ex.state_mut(self.id) {
                 *writer = me;
             }
+            ex.observe_value(self.id);
         });
         RwLockWriteGuard {
             id: self.id,
             data: self.data.borrow_mut(),
+            report: report_value::<T>,
         }
     }
 }
@@ -81,6 +86,8 @@ impl<T> Drop for RwLockReadGuard<'_, T> {
 pub struct RwLockWriteGuard<'a, T> {
     id: ObjId,
     data: RefMut<'a, T>,
+    /// Reports the contents as the guard leaves them (value-state search).
+    report: fn(ObjId, &T),
 }
 
 impl<T> Deref for RwLockWriteGuard<'_, T> {
@@ -99,6 +106,7 @@ impl<T> DerefMut for RwLockWriteGuard<'_, T> {
 impl<T> Drop for RwLockWriteGuard<'_, T> {
     fn drop(&mut self) {
         let id = self.id;
+        (self.report)(id, &self.data);
         try_with_exec(|ex| {
             if let ObjState::RwLock { writer, .. } = ex.state_mut(id) {
                 *writer = None;

@@ -4,19 +4,21 @@
 //! Model state that only one task touches can stay in a `RefCell`.
 
 use std::cell::RefCell;
+use std::hash::Hash;
 
 use crate::rt::access::AccessKind;
 use crate::rt::op::ObjState;
-use crate::rt::{with_exec, ObjId};
+use crate::rt::{report_value, with_exec, ObjId};
 
 pub struct Shared<T> {
     id: ObjId,
     value: RefCell<T>,
 }
 
-impl<T> Shared<T> {
+impl<T: Hash> Shared<T> {
     pub fn new(name: impl Into<String>, value: T) -> Self {
         let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Atomic));
+        report_value(id, &value);
         Shared {
             id,
             value: RefCell::new(value),
@@ -25,13 +27,21 @@ impl<T> Shared<T> {
 
     /// Reads the value.
     pub fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        with_exec(|ex| ex.access(self.id, AccessKind::Read));
+        with_exec(|ex| {
+            ex.access(self.id, AccessKind::Read);
+            ex.observe_value(self.id);
+        });
         f(&self.value.borrow())
     }
 
     /// Changes the value.
     pub fn with_mut<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        with_exec(|ex| ex.access(self.id, AccessKind::Write));
-        f(&mut self.value.borrow_mut())
+        with_exec(|ex| {
+            ex.access(self.id, AccessKind::Write);
+            ex.observe_value(self.id);
+        });
+        let result = f(&mut self.value.borrow_mut());
+        report_value(self.id, &*self.value.borrow());
+        result
     }
 }
