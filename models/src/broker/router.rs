@@ -61,6 +61,8 @@ impl Router {
                 }
             }
         };
+        // What is left of this publish depends only on which message went which way.
+        sim::checkpoint("routed", &(msg.id, route));
         self.shared.history.emit(BrokerEvent::Routed {
             id: msg.id,
             to: route,

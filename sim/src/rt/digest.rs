@@ -41,9 +41,48 @@ pub(crate) fn mix(a: u64, b: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The FNV digest of a value.
+/// A word-at-a-time hasher for state fingerprints, which live only within one process (a
+/// replay file never holds one), so they need speed more than a stable byte format.
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u16(&mut self, n: u16) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = mix(self.0, n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+/// A digest of a value, for state fingerprints.
 pub(crate) fn of<T: std::hash::Hash + ?Sized>(value: &T) -> u64 {
-    let mut h = Fnv64::default();
+    let mut h = WordHasher::default();
     value.hash(&mut h);
     h.finish()
 }

@@ -342,16 +342,17 @@ impl Execution {
         let tasks = &self.tasks;
         let names = |t: TaskId| tasks[t.0].name.as_str();
         let prev_accesses = self.accesses.as_ref().map_or(&[][..], |a| a.last());
-        let state = self
+        let (objects, task_events) = (&self.objects, &self.task_events);
+        let fingerprint = self
             .values
             .as_ref()
-            .map(|v| v.fingerprint(&self.objects, tasks, &self.task_events));
+            .map(|v| move || v.fingerprint(objects, tasks, task_events));
         let view = PickView {
             step: self.steps,
             enabled: &enabled,
             current: prev,
             prev_accesses,
-            state,
+            state_of: fingerprint.as_ref().map(|f| f as &dyn Fn() -> u64),
             names: &names,
         };
         let picked = self.strategy.pick_task(&view);

@@ -70,8 +70,8 @@ impl ValueState {
         *slot(&mut self.tasks, task) = mix(locals, u64::MAX);
     }
 
-    /// The fingerprint of the run's state: object values and scheduling states, task states and
-    /// whether each has finished, and each task's events (`task_events`, slot 0 the setup's).
+    /// The fingerprint of the run's state: object values and scheduling states, the states of
+    /// the tasks still running, and each task's events (`task_events`, slot 0 the setup's).
     pub fn fingerprint(&self, objects: &[Object], tasks: &[Task], task_events: &[u64]) -> u64 {
         let mut sum = 0u64;
         for (i, o) in objects.iter().enumerate() {
@@ -79,10 +79,15 @@ impl ValueState {
             sum = sum.wrapping_add(mix(mix(i as u64, value), o.state.digest()));
         }
         for (i, t) in tasks.iter().enumerate() {
-            let local = self.tasks.get(i).copied().unwrap_or(0);
+            // A finished task has no future: what it observed no longer matters (its events
+            // still do).
+            let local = match t.finished {
+                true => u64::MAX,
+                false => self.tasks.get(i).copied().unwrap_or(0),
+            };
             let events = task_events.get(i + 1).copied().unwrap_or(0);
             let task = mix(mix(i as u64 | 1 << 62, local), events);
-            sum = sum.wrapping_add(mix(task, u64::from(t.finished)));
+            sum = sum.wrapping_add(task);
         }
         mix(sum, task_events.first().copied().unwrap_or(0))
     }

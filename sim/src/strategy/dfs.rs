@@ -539,7 +539,7 @@ impl Strategy for Dfs {
             if let Some(visited) = &self.visited {
                 // Under a bound, which task runs without a preemption is part of the state.
                 let running = current.filter(|_| self.preemption_bound.is_some());
-                let key = match view.state {
+                let key = match view.state() {
                     Some(state) => mix(state, running.map_or(0, |t| t.0 as u64 + 1)),
                     None => self.trace.fingerprint(running.map(|t| t.0)),
                 };

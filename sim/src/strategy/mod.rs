@@ -48,13 +48,18 @@ pub struct PickView<'a> {
     pub current: Option<TaskId>,
     /// The objects the step just taken accessed (recorded only with `RunConfig::record_accesses`).
     pub prev_accesses: &'a [crate::run::Access],
-    /// A fingerprint of the run's state by value (only for a strategy that
-    /// `wants_value_state`).
-    pub state: Option<u64>,
+    /// Computes a fingerprint of the run's state by value (only for a strategy that
+    /// `wants_value_state`; on demand, since it costs a pass over every object and task).
+    pub(crate) state_of: Option<&'a dyn Fn() -> u64>,
     pub(crate) names: &'a dyn Fn(TaskId) -> &'a str,
 }
 
 impl PickView<'_> {
+    /// The fingerprint of the run's state by value, if the strategy `wants_value_state`.
+    pub fn state(&self) -> Option<u64> {
+        self.state_of.map(|f| f())
+    }
+
     pub fn name(&self, task: TaskId) -> &str {
         (self.names)(task)
     }
