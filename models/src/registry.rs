@@ -194,7 +194,13 @@ pub fn scenario_check(
     let scenario = sim::scenario::Scenario::load(path.as_ref())?;
     let model = build(&scenario.model, &scenario.variant, &scenario.params)?;
     let e = &scenario.explore;
-    let strategy = sim::scenario::parse_strategy(&e.strategy, e.depth, e.preemption_bound, None)?;
+    let strategy = sim::scenario::parse_strategy(
+        &e.strategy,
+        e.depth,
+        e.preemption_bound,
+        None,
+        model.state_visible(),
+    )?;
     Ok(sim::check::Check::new(model)
         .strategy(strategy)
         .seed(e.seed)

@@ -242,3 +242,37 @@ fn bounded_reductions_reach_every_end_state_of_bounded_dfs() {
         plain.runs
     );
 }
+
+/// Without a preemption bound, DFS identifying states by value (the broker declares its state
+/// visible, and names its loops' locals) reaches every end state and violation that sleep sets
+/// with DPOR reach (plain DFS does not finish here), on the fix and on the bind race.
+#[test]
+fn value_states_reach_every_end_state_of_unbounded_dpor() {
+    for variant in ["bound-first", "original"] {
+        let model = broker(variant, 1, "await");
+        assert!(model.state_visible());
+        let dfs = |reduction| {
+            Explorer::new(model.as_ref())
+                .strategy(StrategyKind::Dfs {
+                    preemption_bound: None,
+                    reduction,
+                })
+                .run()
+                .unwrap()
+        };
+        let dpor = dfs(Reduction::PartialOrder);
+        let by_value = dfs(Reduction::VisitedStates);
+        assert!(dpor.exhaustive && by_value.exhaustive, "{variant}");
+        assert_eq!(by_value.end_states, dpor.end_states, "{variant}");
+        let invariants = |s: &sim::explore::Summary| -> Vec<String> {
+            s.violations.iter().map(|v| v.invariant.clone()).collect()
+        };
+        assert_eq!(invariants(&by_value), invariants(&dpor), "{variant}");
+        assert!(
+            by_value.runs * 10 < dpor.runs,
+            "{variant}: {} by value, {} DPOR",
+            by_value.runs,
+            dpor.runs
+        );
+    }
+}

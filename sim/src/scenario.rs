@@ -109,12 +109,14 @@ impl Default for ExploreDefaults {
     }
 }
 
-/// Parses a strategy name and its settings as given on the command line or in a scenario.
+/// Parses a strategy name and its settings as given on the command line or in a scenario
+/// (`state_visible`: the model's, which decides the default reduction).
 pub fn parse_strategy(
     name: &str,
     depth: usize,
     preemption_bound: Option<usize>,
     reduction: Option<Reduction>,
+    state_visible: bool,
 ) -> Result<StrategyKind, String> {
     match name {
         "random" => Ok(StrategyKind::Random),
@@ -123,7 +125,7 @@ pub fn parse_strategy(
         "portfolio" => Ok(StrategyKind::Portfolio),
         "dfs" => Ok(StrategyKind::Dfs {
             preemption_bound,
-            reduction: reduction.unwrap_or(Reduction::for_bound(preemption_bound)),
+            reduction: reduction.unwrap_or(Reduction::for_search(preemption_bound, state_visible)),
         }),
         other => Err(format!(
             "unknown strategy '{other}' (known: random, pct, portfolio, dfs)"
@@ -175,8 +177,14 @@ impl Scenario {
             message,
         };
         let file: ScenarioFile = toml::from_str(text).map_err(|e| malformed(one_line(&e)))?;
-        parse_strategy(&file.explore.strategy, file.explore.depth, None, None)
-            .map_err(|m| malformed(format!("[explore] {m}")))?;
+        parse_strategy(
+            &file.explore.strategy,
+            file.explore.depth,
+            None,
+            None,
+            false,
+        )
+        .map_err(|m| malformed(format!("[explore] {m}")))?;
         let params = serde_json::to_value(&file.params).map_err(|e| malformed(e.to_string()))?;
         let name = path
             .file_stem()

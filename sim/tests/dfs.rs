@@ -129,6 +129,8 @@ impl Model for Wakeups {
         let h = history.clone();
         sim::spawn("server", async move {
             loop {
+                // Nothing lives across iterations: each poll starts afresh.
+                sim::checkpoint("poll", &());
                 let a = flags[0].load().await;
                 let b = flags[1].load().await;
                 h.emit(Ev(format!("polled a={a} b={b}")));
@@ -139,6 +141,24 @@ impl Model for Wakeups {
             }
         });
         history.monitor()
+    }
+}
+
+/// A model whose state DFS identifies by value (`Model::state_visible`): the test models keep
+/// everything tasks share in engine objects, and name their loops' locals.
+struct ByValue<'a>(&'a dyn Model);
+
+impl Model for ByValue<'_> {
+    fn start(&self) -> Rc<dyn Monitor> {
+        self.0.start()
+    }
+
+    fn reduction_safe(&self) -> bool {
+        true
+    }
+
+    fn state_visible(&self) -> bool {
+        true
     }
 }
 
@@ -330,8 +350,8 @@ fn split_searches_merge_to_the_unsplit_result() {
     }
 }
 
-/// Visited-state caching reaches every end state and violation plain DFS reaches, with and
-/// without a preemption bound, in fewer schedules.
+/// Visited-state caching, with states identified by trace or by value, reaches every end state
+/// and violation plain DFS reaches, with and without a preemption bound, in fewer schedules.
 #[test]
 fn visited_states_are_sound_and_smaller() {
     let models: [(&str, &dyn Model); 3] = [
@@ -359,17 +379,20 @@ fn visited_states_are_sound_and_smaller() {
                 ("locked pipeline", None) => plain_pipeline(true).clone(),
                 _ => dfs_bounded(model, bound, Reduction::None),
             };
-            let cached = dfs_bounded(model, bound, Reduction::VisitedStates);
-            assert_eq!(violations(&plain), violations(&cached), "{what}");
-            assert_eq!(plain.end_states, cached.end_states, "{what}");
-            assert!(cached.runs <= plain.runs, "{what}");
-            if bound.is_none() {
-                assert!(
-                    cached.runs < plain.runs,
-                    "{what}: {} vs {}",
-                    cached.runs,
-                    plain.runs
-                );
+            for (how, model) in [("trace", model), ("value", &ByValue(model) as &dyn Model)] {
+                let what = format!("{what}, states by {how}");
+                let cached = dfs_bounded(model, bound, Reduction::VisitedStates);
+                assert_eq!(violations(&plain), violations(&cached), "{what}");
+                assert_eq!(plain.end_states, cached.end_states, "{what}");
+                assert!(cached.runs <= plain.runs, "{what}");
+                if bound.is_none() {
+                    assert!(
+                        cached.runs < plain.runs,
+                        "{what}: {} vs {}",
+                        cached.runs,
+                        plain.runs
+                    );
+                }
             }
         }
     }

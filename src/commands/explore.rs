@@ -83,6 +83,7 @@ pub fn explore_one(
         } else {
             args.reduction
         },
+        model.state_visible(),
     )
     .map_err(anyhow::Error::msg)?;
     let seed = args.seed.unwrap_or(defaults.seed);

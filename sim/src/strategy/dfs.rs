@@ -19,7 +19,10 @@
 //! The other reduction, visited states (`visited.rs`), keeps plain DFS's backtracking and stops
 //! a run where it reaches a state whose continuations are already explored. It is the better
 //! one under a preemption bound, where Bounded POR's conservative backtrack points leave most
-//! of the plain search in place.
+//! of the plain search in place. Without a bound it keeps sleep sets as well (a state is covered
+//! by a visit with no more tasks asleep). On a model whose state the engine sees whole, states
+//! are identified by value rather than by trace (`by_value`), which is what lets an unbounded
+//! search finish on models whose servers poll in loops.
 //!
 //! For parallel jobs and shards the search splits into subtrees at a fixed depth (`Split`):
 //! above it every option is explored and no race adds backtrack points there, so every job walks

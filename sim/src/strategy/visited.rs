@@ -10,6 +10,12 @@
 //! later run reaching the same state (with no more preemptions left, under a bound) repeats one
 //! of them and stops. Unlike sleep sets and DPOR, this also merges schedules that reach one state
 //! through different traces' prefixes joining again, such as a server polling in a loop.
+//!
+//! On a model that also declares its state visible (`Model::state_visible`), the executor
+//! fingerprints the state by value instead (`rt::state`), which merges far more: schedules that
+//! write the same values in another order, and a loop's iterations that change nothing. Without
+//! a bound, sleep sets prune alongside (Godefroid's state caching with sleep sets): a state
+//! counts as covered only when it was explored with no more tasks asleep.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -118,8 +124,10 @@ impl TraceState {
 /// (a state reached with more spent has fewer continuations within the bound). Parallel jobs
 /// share one: a state one job has reached, another need not explore again, since the first
 /// explores all its continuations (or leaves each to a job that reached it first, and so on
-/// down to final states: steps only grow along a schedule, so this never goes round in a
-/// circle).
+/// down to final states). By value, a schedule can come back to a state it passed (a loop that
+/// changed nothing); it stops there, and the first visit, still on its path, explores the
+/// rest: every reachable state is still reached, but a schedule that could loop forever is cut
+/// rather than run into the step bound.
 pub struct Visited {
     /// State -> (preemptions spent, tasks asleep) of its covering visit.
     shards: Vec<Mutex<HashMap<u64, (usize, u64)>>>,
