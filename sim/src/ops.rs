@@ -5,7 +5,7 @@ use std::hash::Hash;
 use crate::rt::digest::{mix, of};
 use crate::rt::op::Op;
 use crate::rt::task::point;
-use crate::rt::with_exec;
+use crate::rt::{tracks_values, with_exec};
 
 /// Stands for a real `.await` (a database call, a storage read): any task may run here.
 pub async fn yield_point(label: &'static str) {
@@ -25,9 +25,7 @@ pub async fn choose(n: usize) -> usize {
 /// changing anything adds nothing to explore. Not a scheduling point; without a state search it
 /// does nothing.
 pub fn checkpoint<T: Hash + ?Sized>(label: &'static str, locals: &T) {
-    with_exec(|ex| {
-        if ex.tracks_values() {
-            ex.checkpoint(mix(of(label), of(locals)));
-        }
-    });
+    if tracks_values() {
+        with_exec(|ex| ex.checkpoint(mix(of(label), of(locals))));
+    }
 }

@@ -9,7 +9,7 @@ pub(crate) mod op;
 pub(crate) mod state;
 pub(crate) mod task;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 pub(crate) use execution::Execution;
@@ -18,6 +18,14 @@ pub use task::TaskId;
 
 thread_local! {
     static CURRENT: RefCell<Option<Rc<RefCell<Execution>>>> = const { RefCell::new(None) };
+    /// Whether the current run keeps values (`Execution::tracks_values`), readable without
+    /// borrowing the execution: primitives ask on every operation, and most runs do not.
+    static TRACKS_VALUES: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the run in progress keeps object values and task observations.
+pub(crate) fn tracks_values() -> bool {
+    TRACKS_VALUES.with(Cell::get)
 }
 
 /// Runs `f` on the execution of the run in progress on this thread.
@@ -54,6 +62,7 @@ pub(crate) fn in_run() -> bool {
 
 /// Installs `exec` as this thread's current execution until the guard drops.
 pub(crate) fn enter(exec: Rc<RefCell<Execution>>) -> EnterGuard {
+    TRACKS_VALUES.with(|t| t.set(exec.borrow().tracks_values()));
     CURRENT.with(|cur| *cur.borrow_mut() = Some(exec));
     EnterGuard(())
 }
@@ -63,24 +72,21 @@ pub(crate) struct EnterGuard(());
 impl Drop for EnterGuard {
     fn drop(&mut self) {
         CURRENT.with(|cur| *cur.borrow_mut() = None);
+        TRACKS_VALUES.with(|t| t.set(false));
     }
 }
 
 /// The running task learns `what` (see `state::ValueState`).
 pub(crate) fn report_observed<T: std::hash::Hash + ?Sized>(what: &T) {
-    with_exec(|ex| {
-        if ex.tracks_values() {
-            ex.observe(digest::of(what));
-        }
-    });
+    if tracks_values() {
+        with_exec(|ex| ex.observe(digest::of(what)));
+    }
 }
 
 /// Reports `obj`'s new value, when the run keeps values (see `state::ValueState`). Safe to call
 /// from a guard's drop (does nothing when no run is in progress).
 pub(crate) fn report_value<T: std::hash::Hash + ?Sized>(obj: ObjId, value: &T) {
-    try_with_exec(|ex| {
-        if ex.tracks_values() {
-            ex.set_value(obj, digest::of(value));
-        }
-    });
+    if tracks_values() {
+        try_with_exec(|ex| ex.set_value(obj, digest::of(value)));
+    }
 }
