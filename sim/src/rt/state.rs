@@ -2,9 +2,10 @@
 //! task's local state as far as the engine can know it.
 //!
 //! A task is deterministic given what it observes, so its local state is a function of the
-//! values of the objects it has accessed (folded in, in order, each time it accesses one) and the
-//! values its `choose`s drew, since it started or since it last declared its locals
-//! (`sim::checkpoint`: a loop head whose whole local state the model names). On a model that
+//! scheduling points it has passed and what it learned at each (a value loaded, a message
+//! received, a lock's contents, a `choose` value; the primitives report these, in order), since
+//! it started or since it last declared its locals (`sim::checkpoint`: a loop head whose whole
+//! local state the model names). On a model that
 //! keeps all shared state in engine objects (`Model::state_visible`), two schedules reaching the
 //! same object values, task states and histories have the same futures. Coarser than the trace
 //! of `strategy::visited`: it also merges schedules that read or write the same values in another

@@ -252,6 +252,11 @@ impl Dfs {
         self
     }
 
+    /// Whether visited states are identified by the run's trace (kept here, step by step).
+    fn keeps_trace(&self) -> bool {
+        self.visited.is_some() && !self.by_value
+    }
+
     /// Sleep sets: with DPOR, or with visited states (Godefroid's state caching with sleep
     /// sets: a state is covered when it was explored with no more tasks asleep). Off under a
     /// preemption bound (see the module docs).
@@ -521,7 +526,7 @@ impl Strategy for Dfs {
                 .entry(node.chosen)
                 .or_insert_with(|| view.prev_accesses.to_vec());
         }
-        if let (Some(_), Some(t), false) = (&self.visited, self.last_task, self.by_value) {
+        if let (true, Some(t)) = (self.keeps_trace(), self.last_task) {
             self.trace.step(t, view.prev_accesses);
         }
         self.enter_subtree()?;
@@ -542,10 +547,8 @@ impl Strategy for Dfs {
             if let Some(visited) = &self.visited {
                 // Under a bound, which task runs without a preemption is part of the state.
                 let running = current.filter(|_| self.preemption_bound.is_some());
-                let key = match view.state() {
-                    Some(state) => mix(state, running.map_or(0, |t| t.0 as u64 + 1)),
-                    None => self.trace.fingerprint(running.map(|t| t.0)),
-                };
+                let state = view.state().unwrap_or_else(|| self.trace.fingerprint());
+                let key = mix(state, running.map_or(0, |t| t.0 as u64 + 1));
                 match visited.visit(key, preemptions, sleep_mask(&sleep)) {
                     Visit::New => {}
                     Visit::Covered => {
@@ -597,7 +600,7 @@ impl Strategy for Dfs {
 
     fn pick_value(&mut self, _step: usize, n: usize) -> Result<usize, Stop> {
         let value = self.choose_value(n)?;
-        if let (Some(_), Some(t), false) = (&self.visited, self.last_task, self.by_value) {
+        if let (true, Some(t)) = (self.keeps_trace(), self.last_task) {
             self.trace.chose(t, value);
         }
         Ok(value)

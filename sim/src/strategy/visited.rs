@@ -113,10 +113,9 @@ impl TraceState {
         self.sum = self.sum.wrapping_sub(before).wrapping_add(after);
     }
 
-    /// The state's fingerprint, with the task that would run on without a preemption, if that
-    /// matters to the search.
-    pub fn fingerprint(&self, running: Option<usize>) -> u64 {
-        mix(self.sum, running.map_or(0, |t| t as u64 + 1))
+    /// The state's fingerprint.
+    pub fn fingerprint(&self) -> u64 {
+        self.sum
     }
 }
 
