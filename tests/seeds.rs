@@ -55,7 +55,7 @@ fn every_seed_reproduces_its_violation() {
             ..config
         };
         for &step in &r.preempted_steps {
-            let switches = sim::shrink::without_preemption(&r.decisions, step);
+            let switches = sim::shrink::without_preemption(&r.decisions(), step);
             let alt = run_once(model.as_ref(), Box::new(Guided::new(switches)), 0, &quiet).0;
             assert!(
                 alt.violation().is_none_or(|w| w.invariant != v.invariant)

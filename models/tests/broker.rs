@@ -103,7 +103,7 @@ fn bind_race_trace_snapshot() {
         trace: true,
         record_accesses: false,
     };
-    let replay = Box::new(Replay::strict(found.run.decisions.clone()));
+    let replay = Box::new(Replay::strict(found.run.decisions()));
     let r = run_once(model.as_ref(), replay, 0, &config).0;
     insta::assert_snapshot!(r.trace.unwrap().render_text());
 }
@@ -139,7 +139,7 @@ fn assert_one_minimal(model: &dyn Model, shrunk: &sim::RunResult) {
         record_accesses: false,
     };
     for &step in &shrunk.preempted_steps {
-        let switches = sim::shrink::without_preemption(&shrunk.decisions, step);
+        let switches = sim::shrink::without_preemption(&shrunk.decisions(), step);
         let r = run_once(
             model,
             Box::new(sim::strategy::Guided::new(switches)),
@@ -156,7 +156,7 @@ fn assert_one_minimal(model: &dyn Model, shrunk: &sim::RunResult) {
     // And the minimised schedule replays strictly to the same run.
     let again = run_once(
         model,
-        Box::new(Replay::strict(shrunk.decisions.clone())),
+        Box::new(Replay::strict(shrunk.decisions())),
         0,
         &config,
     )
@@ -173,9 +173,10 @@ fn shrinking_is_one_minimal_and_the_bind_race_needs_one_preemption() {
         // The reference's race: the publisher runs between register_session and bind (one
         // preemption); the lane going ahead of the drain is select!'s choice, not a preemption.
         assert_eq!(
-            shrunk.preemptions, 1,
+            shrunk.preemptions,
+            1,
             "{strategy:?}: {:?}",
-            shrunk.decisions
+            shrunk.decisions()
         );
         assert_one_minimal(model.as_ref(), &shrunk);
     }

@@ -540,7 +540,7 @@ impl<'m> Explorer<'m> {
         }
         let replayed = run_once(
             self.model,
-            Box::new(Replay::strict(first.decisions.clone())),
+            Box::new(Replay::strict(first.decisions())),
             run,
             config,
         )

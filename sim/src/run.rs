@@ -4,6 +4,7 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::model::Model;
@@ -54,7 +55,8 @@ pub enum RunOutcome {
 #[derive(Clone, Debug)]
 pub struct RunResult {
     pub outcome: RunOutcome,
-    pub decisions: Vec<Decision>,
+    /// The decisions taken, kept compact: most runs never need them by name.
+    schedule: Schedule,
     pub steps: usize,
     pub preemptions: usize,
     /// The steps at which a still-enabled task was preempted.
@@ -71,7 +73,31 @@ pub struct RunResult {
     pub trace: Option<Trace>,
 }
 
+/// A run's decisions by task number, and the tasks' names.
+#[derive(Clone, Debug)]
+struct Schedule {
+    recorded: Vec<Recorded>,
+    names: Vec<Arc<str>>,
+}
+
 impl RunResult {
+    /// The decisions taken, by stable task name: what a replay file records.
+    pub fn decisions(&self) -> Vec<Decision> {
+        let Schedule { recorded, names } = &self.schedule;
+        recorded
+            .iter()
+            .map(|d| match *d {
+                Recorded::Task(t) => Decision::Task(names[t as usize].clone()),
+                Recorded::Choice(v) => Decision::Choice { choose: v as usize },
+            })
+            .collect()
+    }
+
+    /// How many decisions the run took (steps and `choose` values).
+    pub fn decision_count(&self) -> usize {
+        self.schedule.recorded.len()
+    }
+
     pub fn violation(&self) -> Option<&Violation> {
         match &self.outcome {
             RunOutcome::Violation(v) => Some(v),
@@ -109,20 +135,16 @@ pub fn run_once(
         Some(End::Pruned) => RunOutcome::Pruned,
         None => unreachable!("the root future returns only once the run has ended"),
     };
-    let decisions = exec
-        .decisions
-        .iter()
-        .map(|d| match *d {
-            Recorded::Task(t) => Decision::Task(exec.tasks[t.0].name.clone()),
-            Recorded::Choice(v) => Decision::Choice { choose: v },
-        })
-        .collect();
+    let schedule = Schedule {
+        recorded: std::mem::take(&mut exec.decisions),
+        names: exec.tasks.iter().map(|t| t.name.clone()).collect(),
+    };
     let result = RunResult {
         outcome,
-        decisions,
+        schedule,
         steps: exec.steps,
         preemptions: exec.preempted_steps.len(),
-        preempted_steps: exec.preempted_steps.clone(),
+        preempted_steps: std::mem::take(&mut exec.preempted_steps),
         tasks: exec.tasks.len(),
         digest: exec.digest(),
         end_state: exec.end_state(),

@@ -1,15 +1,17 @@
 //! Schedules: the decisions of one run, by stable task name, and how a replay can diverge.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 /// One decision of a run: which task took the next step, or which value a `choose` drew.
-/// Serialised as `"router:p1"` or `{"choose": 1}` so a replay file reads like a story.
+/// Serialised as `"router:p1"` or `{"choose": 1}` so a replay file reads like a story. A task's
+/// name is shared, not copied, by every decision that names it: a run records one per step.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Decision {
-    Task(String),
+    Task(Arc<str>),
     Choice { choose: usize },
 }
 

@@ -47,7 +47,7 @@ pub fn shrink(model: &dyn Model, failing: &RunResult, config: &RunConfig) -> Shr
     // The guided re-run of the original schedule is the starting point (it may already differ
     // after the violation, where the original was cut).
     let mut best =
-        try_run(Switches::from_decisions(&failing.decisions)).unwrap_or_else(|| failing.clone());
+        try_run(Switches::from_decisions(&failing.decisions())).unwrap_or_else(|| failing.clone());
     while attempts.get() < MAX_ATTEMPTS {
         // Coarse pass: drop half of the remaining preemptions at a time, then quarters, ...
         let mut chunk = best.preempted_steps.len() / 2;
@@ -55,7 +55,7 @@ pub fn shrink(model: &dyn Model, failing: &RunResult, config: &RunConfig) -> Shr
             let steps = best.preempted_steps.clone();
             let mut improved = false;
             for group in steps.chunks(chunk) {
-                let mut switches = Switches::from_decisions(&best.decisions);
+                let mut switches = Switches::from_decisions(&best.decisions());
                 for s in group {
                     switches.at.remove(s);
                 }
@@ -73,7 +73,7 @@ pub fn shrink(model: &dyn Model, failing: &RunResult, config: &RunConfig) -> Shr
         // preemptions elsewhere) is dropped, so the result is 1-minimal when the loop ends on
         // its own (the attempt cap guards against cycles between equal counts).
         let dropped = best.preempted_steps.clone().into_iter().find_map(|step| {
-            try_run(without_preemption(&best.decisions, step))
+            try_run(without_preemption(&best.decisions(), step))
                 .filter(|r| r.preemptions <= best.preemptions)
         });
         if let Some(r) = dropped {
@@ -82,12 +82,12 @@ pub fn shrink(model: &dyn Model, failing: &RunResult, config: &RunConfig) -> Shr
         }
         // Escape: a non-preemptive switch (who ran first, who ran after a task blocked) may be
         // what forces the preemptions; drop one if that lowers the count.
-        let switches: Vec<usize> = Switches::from_decisions(&best.decisions)
+        let switches: Vec<usize> = Switches::from_decisions(&best.decisions())
             .at
             .into_keys()
             .collect();
         let escape = switches.into_iter().find_map(|step| {
-            try_run(without_preemption(&best.decisions, step))
+            try_run(without_preemption(&best.decisions(), step))
                 .filter(|r| r.preemptions < best.preemptions)
         });
         if let Some(r) = escape {
@@ -118,15 +118,15 @@ fn fewer_switches(
     best: &RunResult,
     try_run: &dyn Fn(Switches) -> Option<RunResult>,
 ) -> Option<RunResult> {
-    let names: BTreeSet<&str> = best
-        .decisions
+    let decisions = best.decisions();
+    let names: BTreeSet<&str> = decisions
         .iter()
         .filter_map(|d| match d {
-            Decision::Task(name) => Some(name.as_str()),
+            Decision::Task(name) => Some(&**name),
             Decision::Choice { .. } => None,
         })
         .collect();
-    let choices = Switches::from_decisions(&best.decisions).choices;
+    let choices = Switches::from_decisions(&decisions).choices;
     let slots: Vec<(usize, &str)> = (0..best.steps)
         .flat_map(|step| names.iter().map(move |n| (step, *n)))
         .collect();

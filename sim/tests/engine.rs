@@ -85,7 +85,7 @@ fn same_seed_same_trace() {
         let b = run_random(&LostUpdate, 7, run);
         assert_eq!(a.digest, b.digest);
         assert_eq!(a.trace, b.trace);
-        assert_eq!(a.decisions, b.decisions);
+        assert_eq!(a.decisions(), b.decisions());
     }
 }
 
@@ -98,7 +98,7 @@ fn random_finds_the_lost_update_and_replay_reproduces_it() {
     assert_eq!(failing.violation().unwrap().invariant, "no-lost-update");
     let replayed = run_once(
         &LostUpdate,
-        Box::new(Replay::strict(failing.decisions.clone())),
+        Box::new(Replay::strict(failing.decisions())),
         0,
         &config(true),
     )

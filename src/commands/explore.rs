@@ -180,7 +180,7 @@ pub fn explore_one(
             preemptions: run.preemptions,
             shrunk_from,
             digest: digest_hex(run.digest),
-            decisions: run.decisions.clone(),
+            decisions: run.decisions(),
         };
         let path = file.default_path(out);
         file.write_atomic(&path)

@@ -51,7 +51,7 @@ pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
     file.steps = run.steps;
     file.preemptions = run.preemptions;
     file.digest = digest_hex(run.digest);
-    file.decisions = run.decisions;
+    file.decisions = run.decisions();
     file.write_atomic(&args.file)
         .with_context(|| format!("writing {path}"))?;
     Ok(Verdict::Violation)

@@ -56,7 +56,7 @@ pub fn assert_found<S: AsRef<str> + Debug>(
         max_steps: 10_000,
         ..RunConfig::default()
     };
-    let replay = Box::new(Replay::strict(found.decisions.clone()));
+    let replay = Box::new(Replay::strict(found.decisions()));
     let again = run_once(model, replay, 0, &config).0;
     assert_eq!(again.outcome, found.outcome);
     assert_eq!(again.digest, found.digest);
@@ -97,7 +97,7 @@ pub fn shrunk_trace(name: &str) -> String {
         trace: true,
         ..config
     };
-    let replay = Box::new(Replay::strict(shrunk.decisions.clone()));
+    let replay = Box::new(Replay::strict(shrunk.decisions()));
     let r = run_once(model.as_ref(), replay, 0, &config).0;
     assert!(r
         .violation()

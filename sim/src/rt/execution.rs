@@ -1,5 +1,6 @@
 //! The state of one run: tasks, objects, the baton, and the decisions taken so far.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::hash::Hasher;
 use std::task::Waker;
@@ -27,11 +28,22 @@ pub(crate) enum End {
     Pruned,
 }
 
-/// A decision as recorded during the run (by task id; named at the end).
+/// A decision as recorded during the run, by task number; named only when asked for (see
+/// `RunResult::decisions`). Two words' worth of them fit a small allocation per run.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Recorded {
-    Task(TaskId),
-    Choice(usize),
+    Task(u32),
+    Choice(u32),
+}
+
+impl Recorded {
+    fn task(t: TaskId) -> Self {
+        Recorded::Task(u32::try_from(t.0).expect("fewer than 2^32 tasks"))
+    }
+
+    fn choice(v: usize) -> Self {
+        Recorded::Choice(u32::try_from(v).expect("a choose value below 2^32"))
+    }
 }
 
 pub(crate) struct Execution {
@@ -72,18 +84,19 @@ impl Execution {
             current: None,
             grain,
             steps: 0,
-            preempted_steps: Vec::new(),
-            decisions: Vec::new(),
+            preempted_steps: Vec::with_capacity(64),
+            // Sized for a typical run, so that recording a step seldom reallocates.
+            decisions: Vec::with_capacity(128),
             trace: trace.then(Trace::default),
             accesses: record_accesses.then(StepAccesses::default),
             values: strategy.wants_value_state().then(ValueState::default),
-            task_events: Vec::new(),
+            task_events: Vec::with_capacity(8),
             end: None,
             strategy,
             max_steps,
             digest: Fnv64::default(),
             root_waker: None,
-            enabled: Vec::new(),
+            enabled: Vec::with_capacity(8),
         }
     }
 
@@ -101,14 +114,19 @@ impl Execution {
 
     pub(crate) fn add_task(&mut self, name: String) -> TaskId {
         // Names are the identity of a task in replay files: keep them unique.
-        let mut unique = name.clone();
-        let mut n = 2;
-        while self.tasks.iter().any(|t| t.name == unique) {
-            unique = format!("{name}#{n}");
-            n += 1;
+        let taken = |candidate: &str| self.tasks.iter().any(|t| *t.name == *candidate);
+        let mut unique = name;
+        if taken(&unique) {
+            let base = std::mem::take(&mut unique);
+            let mut n = 2;
+            unique = format!("{base}#{n}");
+            while taken(&unique) {
+                n += 1;
+                unique = format!("{base}#{n}");
+            }
         }
         self.tasks.push(Task {
-            name: unique,
+            name: unique.into(),
             pending: Some(Op::Start),
             finished: false,
             granted: false,
@@ -118,7 +136,7 @@ impl Execution {
         TaskId(self.tasks.len() - 1)
     }
 
-    pub(crate) fn add_object(&mut self, name: String, state: ObjState) -> ObjId {
+    pub(crate) fn add_object(&mut self, name: Cow<'static, str>, state: ObjState) -> ObjId {
         self.objects.push(Object { name, state });
         ObjId(self.objects.len() - 1)
     }
@@ -186,8 +204,7 @@ impl Execution {
     }
 
     pub(crate) fn current_name(&self) -> &str {
-        self.current
-            .map_or("root", |t| self.tasks[t.0].name.as_str())
+        self.current.map_or("root", |t| &*self.tasks[t.0].name)
     }
 
     /// Hashes a model event into the run's digest and its task's event sequence.
@@ -299,10 +316,12 @@ impl Execution {
 
     pub(crate) fn task_panicked(&mut self, id: TaskId, message: String) {
         self.tasks[id.0].finished = true;
-        let name = self.tasks[id.0].name.clone();
-        self.violate("panic", format!("task {name} panicked: {message}"));
+        let name = &self.tasks[id.0].name;
+        let message = format!("task {name} panicked: {message}");
+        self.violate("panic", message);
     }
 
+    #[inline]
     fn enabled(&self, task: &Task) -> bool {
         match task.pending {
             Some(op) if !task.finished => {
@@ -320,11 +339,11 @@ impl Execution {
         let prev = self.current.take();
         let mut enabled = std::mem::take(&mut self.enabled);
         enabled.clear();
-        enabled.extend(
-            (0..self.tasks.len())
-                .filter(|&i| self.enabled(&self.tasks[i]))
-                .map(TaskId),
-        );
+        for (i, task) in self.tasks.iter().enumerate() {
+            if self.enabled(task) {
+                enabled.push(TaskId(i));
+            }
+        }
         if enabled.is_empty() {
             self.enabled = enabled;
             self.end_blocked();
@@ -340,7 +359,7 @@ impl Execution {
             return;
         }
         let tasks = &self.tasks;
-        let names = |t: TaskId| tasks[t.0].name.as_str();
+        let names = |t: TaskId| &*tasks[t.0].name;
         let prev_accesses = self.accesses.as_ref().map_or(&[][..], |a| a.last());
         let (objects, task_events) = (&self.objects, &self.task_events);
         let fingerprint = self
@@ -377,7 +396,7 @@ impl Execution {
         if preempted {
             self.preempted_steps.push(self.steps);
         }
-        self.decisions.push(Recorded::Task(pick));
+        self.decisions.push(Recorded::task(pick));
         if let Some(steps) = &mut self.accesses {
             steps.begin_step();
         }
@@ -393,13 +412,13 @@ impl Execution {
         if let Some(trace) = &mut self.trace {
             trace.lines.push(TraceLine::Step {
                 step: self.steps,
-                task: self.tasks[pick.0].name.clone(),
+                task: self.tasks[pick.0].name.to_string(),
                 op: Describe {
                     op,
                     objects: &self.objects,
                 }
                 .to_string(),
-                object: op.object().map(|o| self.objects[o.0].name.clone()),
+                object: op.object().map(|o| self.objects[o.0].name.to_string()),
                 effect: None,
                 preempted,
             });
@@ -411,7 +430,7 @@ impl Execution {
                     if let Some(values) = &mut self.values {
                         values.chose(pick.0, v);
                     }
-                    self.decisions.push(Recorded::Choice(v));
+                    self.decisions.push(Recorded::choice(v));
                     self.digest.write_usize(v);
                     self.note_effect(|| format!("{v}"));
                 }
@@ -437,12 +456,20 @@ impl Execution {
 
     /// Nobody can run: quiescence if every unfinished task is idle, else a deadlock.
     fn end_blocked(&mut self) {
+        let parked = |t: &Task| {
+            t.pending
+                .expect("an unfinished task that is not running is parked")
+        };
+        let unfinished = || self.tasks.iter().filter(|t| !t.finished);
+        if unfinished().all(|t| parked(t).is_idle_wait()) {
+            self.finish(End::Quiescent);
+            return;
+        }
+        // A deadlock: say who waits on what (only now, not at every quiescent end).
         let mut stuck = String::new();
         let mut idle = String::new();
-        for t in self.tasks.iter().filter(|t| !t.finished) {
-            let op = t
-                .pending
-                .expect("an unfinished task that is not running is parked");
+        for t in unfinished() {
+            let op = parked(t);
             let line = if op.is_idle_wait() {
                 &mut idle
             } else {
@@ -461,13 +488,9 @@ impl Execution {
                 }
             );
         }
-        if stuck.is_empty() {
-            self.finish(End::Quiescent);
-        } else {
-            if !idle.is_empty() {
-                let _ = write!(stuck, " (idle: {idle})");
-            }
-            self.violate("deadlock", format!("no task can run: {stuck}"));
+        if !idle.is_empty() {
+            let _ = write!(stuck, " (idle: {idle})");
         }
+        self.violate("deadlock", format!("no task can run: {stuck}"));
     }
 }

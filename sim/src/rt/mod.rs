@@ -17,7 +17,11 @@ pub use op::ObjId;
 pub use task::TaskId;
 
 thread_local! {
-    static CURRENT: RefCell<Option<Rc<RefCell<Execution>>>> = const { RefCell::new(None) };
+    /// The execution of the run in progress on this thread, or null. A plain pointer, not an
+    /// `Rc`: primitives reach the execution several times per step, and a thread-local with
+    /// no destructor is read without any lazy-initialisation check. `EnterGuard` holds the
+    /// `Rc` that keeps it alive for as long as the pointer is set.
+    static CURRENT: Cell<*const RefCell<Execution>> = const { Cell::new(std::ptr::null()) };
     /// Whether the current run keeps values (`Execution::tracks_values`), readable without
     /// borrowing the execution: primitives ask on every operation, and most runs do not.
     static TRACKS_VALUES: Cell<bool> = const { Cell::new(false) };
@@ -28,50 +32,55 @@ pub(crate) fn tracks_values() -> bool {
     TRACKS_VALUES.with(Cell::get)
 }
 
+/// The execution of the run in progress, if any.
+fn current() -> Option<&'static RefCell<Execution>> {
+    let exec = CURRENT.with(Cell::get);
+    // SAFETY: a non-null pointer was set by `enter` from an `Rc` that its `EnterGuard` keeps
+    // alive, and the guard clears it before dropping that `Rc`. The reference does not leave
+    // this module's helpers, each of which uses it within one call.
+    unsafe { exec.as_ref() }
+}
+
 /// Runs `f` on the execution of the run in progress on this thread.
 ///
 /// # Panics
 /// When no run is in progress: engine primitives only work inside a model started by the engine.
 pub(crate) fn with_exec<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
-    CURRENT.with(|cur| {
-        let cur = cur.borrow();
-        let exec = cur
-            .as_ref()
-            .expect("braid primitive used outside a simulation run (create it in Model::start)");
-        let mut exec = exec.borrow_mut();
-        f(&mut exec)
-    })
+    let exec = current()
+        .expect("braid primitive used outside a simulation run (create it in Model::start)");
+    f(&mut exec.borrow_mut())
 }
 
 /// Like `with_exec`, but does nothing when no run is in progress or the execution is busy
 /// (a guard dropped while the runtime tears down, or while unwinding).
 pub(crate) fn try_with_exec(f: impl FnOnce(&mut Execution)) {
-    CURRENT.with(|cur| {
-        if let Some(exec) = cur.borrow().as_ref() {
-            if let Ok(mut exec) = exec.try_borrow_mut() {
-                f(&mut exec);
-            }
+    if let Some(exec) = current() {
+        if let Ok(mut exec) = exec.try_borrow_mut() {
+            f(&mut exec);
         }
-    })
+    }
 }
 
 /// Whether a run is in progress on this thread.
 pub(crate) fn in_run() -> bool {
-    CURRENT.with(|cur| cur.borrow().is_some())
+    current().is_some()
 }
 
 /// Installs `exec` as this thread's current execution until the guard drops.
 pub(crate) fn enter(exec: Rc<RefCell<Execution>>) -> EnterGuard {
     TRACKS_VALUES.with(|t| t.set(exec.borrow().tracks_values()));
-    CURRENT.with(|cur| *cur.borrow_mut() = Some(exec));
-    EnterGuard(())
+    CURRENT.with(|cur| cur.set(Rc::as_ptr(&exec)));
+    EnterGuard { _exec: exec }
 }
 
-pub(crate) struct EnterGuard(());
+/// Keeps the current execution alive while its pointer is installed.
+pub(crate) struct EnterGuard {
+    _exec: Rc<RefCell<Execution>>,
+}
 
 impl Drop for EnterGuard {
     fn drop(&mut self) {
-        CURRENT.with(|cur| *cur.borrow_mut() = None);
+        CURRENT.with(|cur| cur.set(std::ptr::null()));
         TRACKS_VALUES.with(|t| t.set(false));
     }
 }

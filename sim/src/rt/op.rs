@@ -1,5 +1,6 @@
 //! What a task parked at a scheduling point is waiting to do, and whether it can do it now.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use super::digest::mix;
@@ -115,7 +116,8 @@ impl ObjState {
 }
 
 pub(crate) struct Object {
-    pub name: String,
+    /// For traces and deadlock reports; most names are literals, so no run allocates them.
+    pub name: Cow<'static, str>,
     pub state: ObjState,
 }
 
@@ -143,7 +145,7 @@ pub(crate) struct Describe<'a> {
 
 impl fmt::Display for Describe<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = |o: ObjId| self.objects[o.0].name.as_str();
+        let name = |o: ObjId| &*self.objects[o.0].name;
         match self.op {
             Op::Start => write!(f, "start"),
             Op::Yield(label) => write!(f, "await {label}"),

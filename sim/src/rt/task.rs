@@ -1,13 +1,14 @@
 //! Model tasks: spawned by name on madsim, parked on the baton between scheduling points, and
 //! caught when they panic.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::Once;
+use std::sync::{Arc, Once};
 use std::task::{Context, Poll, Waker};
 
+use super::execution::Execution;
 use super::op::Op;
 use super::with_exec;
 
@@ -16,7 +17,7 @@ use super::with_exec;
 pub struct TaskId(pub usize);
 
 pub(crate) struct Task {
-    pub name: String,
+    pub name: Arc<str>,
     /// The operation the task is parked on; `None` while it holds the baton or once finished.
     pub pending: Option<Op>,
     pub finished: bool,
@@ -33,72 +34,126 @@ where
     F: Future<Output = ()> + 'static,
 {
     let id = with_exec(|ex| ex.add_task(name.into()));
-    let body = Abortable(Box::pin(async move {
-        WaitBaton(id).await;
-        let outcome = CatchUnwind(Box::pin(future)).await;
-        with_exec(|ex| match outcome {
-            Ok(()) => ex.task_finished(id),
-            Err(message) => ex.task_panicked(id, message),
-        });
+    drop(madsim::task::spawn_local(ModelTask {
+        id,
+        started: false,
+        future,
     }));
-    drop(madsim::task::spawn_local(body));
     id
 }
 
 /// Parks the running task on `op` and lets the strategy pick who runs next. Returns the value
 /// drawn when `op` is a `choose`.
 pub(crate) async fn point(op: Op) -> usize {
-    let me = with_exec(|ex| ex.park_current(op));
+    let me = match with_exec(|ex| {
+        let me = ex.park_current(op);
+        // Picked again at once: go on without a round trip through madsim.
+        take_baton(ex, me).map(|()| ex.tasks[me.0].choice).ok_or(me)
+    }) {
+        Ok(choice) => return choice,
+        Err(me) => me,
+    };
     WaitBaton(me).await;
     with_exec(|ex| ex.tasks[me.0].choice)
 }
 
-/// Completes, dropping the task's future, as soon as the run is over. A task parked forever (a
-/// server idle at quiescence, a task in a deadlock) must not outlive its run: madsim keeps a
-/// waker of every pending task in the task's own bookkeeping, so a future that never completes
-/// is never freed, and every run would leak its parked tasks.
-struct Abortable<F>(Pin<Box<F>>);
+/// Takes the baton if the strategy granted it to `id` and the run goes on.
+fn take_baton(ex: &mut Execution, id: TaskId) -> Option<()> {
+    let task = &mut ex.tasks[id.0];
+    if task.granted && ex.end.is_none() {
+        task.granted = false;
+        Some(())
+    } else {
+        None
+    }
+}
 
-impl<F: Future<Output = ()>> Future for Abortable<F> {
+/// A model task as madsim runs it: it waits for the baton before its first poll, turns a panic
+/// into a violation, and tells the execution when it is done.
+///
+/// It completes, dropping the model's future, as soon as the run is over. A task parked
+/// forever (a server idle at quiescence, a task in a deadlock) must not outlive its run: madsim
+/// keeps a waker of every pending task in the task's own bookkeeping, so a future that never
+/// completes is never freed, and every run would leak its parked tasks.
+///
+/// One hand-written future holds the model's future inline (madsim already puts the whole task
+/// on the heap): spawning allocates no box of its own, and an `async` wrapper would have kept
+/// the future twice over in its state.
+struct ModelTask<F> {
+    id: TaskId,
+    started: bool,
+    future: F,
+}
+
+impl<F: Future<Output = ()>> Future for ModelTask<F> {
     type Output = ();
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // SAFETY: structural pinning: `future` is never moved out of the task, and the other
+        // fields are plain data.
+        let this = unsafe { self.get_unchecked_mut() };
         if with_exec(|ex| ex.is_over()) {
             return Poll::Ready(());
         }
-        self.0.as_mut().poll(cx)
+        if !this.started {
+            if wait_baton(this.id, cx).is_pending() {
+                return Poll::Pending;
+            }
+            this.started = true;
+        }
+        // SAFETY: see above.
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        IN_MODEL.with(|m| m.set(true));
+        let result = panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx)));
+        IN_MODEL.with(|m| m.set(false));
+        let id = this.id;
+        match result {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(())) => {
+                with_exec(|ex| ex.task_finished(id));
+                Poll::Ready(())
+            }
+            Err(_) => {
+                let message = LAST_PANIC
+                    .with(|p| p.borrow_mut().take())
+                    .unwrap_or_else(|| "panic".to_string());
+                with_exec(|ex| ex.task_panicked(id, message));
+                Poll::Ready(())
+            }
+        }
     }
 }
 
 /// Ready once the task holds the baton. Never ready again after the run has ended: the task is
-/// then rescheduled once more and `Abortable` completes it.
+/// then rescheduled once more and `ModelTask` completes it.
 struct WaitBaton(TaskId);
 
 impl Future for WaitBaton {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let id = self.0;
-        with_exec(|ex| {
-            if ex.is_over() {
-                // Have madsim poll the task once more, so that `Abortable` completes it.
-                cx.waker().wake_by_ref();
-                return Poll::Pending;
-            }
-            let task = &mut ex.tasks[id.0];
-            if task.granted {
-                task.granted = false;
-                Poll::Ready(())
-            } else {
-                task.waker = Some(cx.waker().clone());
-                Poll::Pending
-            }
-        })
+        wait_baton(self.0, cx)
     }
 }
 
+fn wait_baton(id: TaskId, cx: &mut Context<'_>) -> Poll<()> {
+    with_exec(|ex| {
+        if ex.is_over() {
+            // Have madsim poll the task once more, so that `ModelTask` completes it.
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        if take_baton(ex, id).is_some() {
+            Poll::Ready(())
+        } else {
+            ex.tasks[id.0].waker = Some(cx.waker().clone());
+            Poll::Pending
+        }
+    })
+}
+
 thread_local! {
-    static IN_MODEL: RefCell<bool> = const { RefCell::new(false) };
+    static IN_MODEL: Cell<bool> = const { Cell::new(false) };
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
@@ -109,7 +164,7 @@ pub(crate) fn install_panic_hook() {
     HOOK.call_once(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
-            if IN_MODEL.with(|m| *m.borrow()) {
+            if IN_MODEL.with(Cell::get) {
                 let payload = info.payload();
                 let message = payload
                     .downcast_ref::<&str>()
@@ -126,26 +181,4 @@ pub(crate) fn install_panic_hook() {
             }
         }));
     });
-}
-
-struct CatchUnwind<F>(Pin<Box<F>>);
-
-impl<F: Future<Output = ()>> Future for CatchUnwind<F> {
-    type Output = Result<(), String>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        IN_MODEL.with(|m| *m.borrow_mut() = true);
-        let result = panic::catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx)));
-        IN_MODEL.with(|m| *m.borrow_mut() = false);
-        match result {
-            Ok(Poll::Ready(())) => Poll::Ready(Ok(())),
-            Ok(Poll::Pending) => Poll::Pending,
-            Err(_) => {
-                let message = LAST_PANIC
-                    .with(|p| p.borrow_mut().take())
-                    .unwrap_or_else(|| "panic".to_string());
-                Poll::Ready(Err(message))
-            }
-        }
-    }
 }

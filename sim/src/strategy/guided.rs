@@ -26,8 +26,8 @@ impl Switches {
         for d in decisions {
             match d {
                 Decision::Task(name) => {
-                    if prev != Some(name.as_str()) {
-                        switches.at.insert(step, name.clone());
+                    if prev != Some(&**name) {
+                        switches.at.insert(step, name.to_string());
                     }
                     prev = Some(name);
                     step += 1;

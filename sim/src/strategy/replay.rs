@@ -31,7 +31,7 @@ impl Strategy for Replay {
         let recorded = self.decisions.get(self.next);
         self.next += 1;
         let found = match recorded {
-            Some(Decision::Task(name)) => view.enabled.iter().find(|t| view.name(**t) == name),
+            Some(Decision::Task(name)) => view.enabled.iter().find(|t| view.name(**t) == &**name),
             _ => None,
         };
         match found {

@@ -2,6 +2,7 @@
 //! the guard releases it without a scheduling point: the holder's next operation is one, and
 //! nothing the holder does in between is visible to other tasks.
 
+use std::borrow::Cow;
 use std::cell::{RefCell, RefMut};
 use std::hash::Hash;
 use std::ops::{Deref, DerefMut};
@@ -16,7 +17,7 @@ pub struct Mutex<T> {
 }
 
 impl<T: Hash> Mutex<T> {
-    pub fn new(name: impl Into<String>, value: T) -> Self {
+    pub fn new(name: impl Into<Cow<'static, str>>, value: T) -> Self {
         let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Mutex { owner: None }));
         report_value(id, &value);
         Mutex {

@@ -4,13 +4,14 @@
 use crate::rt::op::{ObjState, Op};
 use crate::rt::task::point;
 use crate::rt::{with_exec, ObjId};
+use std::borrow::Cow;
 
 pub struct Notify {
     id: ObjId,
 }
 
 impl Notify {
-    pub fn new(name: impl Into<String>) -> Self {
+    pub fn new(name: impl Into<Cow<'static, str>>) -> Self {
         let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Notify { permit: false }));
         Notify { id }
     }

@@ -1,6 +1,7 @@
 //! A readers-writer lock: `read` and `write` are scheduling points; a writer waits for readers
 //! to leave, readers wait for a writer. Guards release without a scheduling point (see Mutex).
 
+use std::borrow::Cow;
 use std::cell::{Ref, RefCell, RefMut};
 use std::hash::Hash;
 use std::ops::{Deref, DerefMut};
@@ -15,7 +16,7 @@ pub struct RwLock<T> {
 }
 
 impl<T: Hash> RwLock<T> {
-    pub fn new(name: impl Into<String>, value: T) -> Self {
+    pub fn new(name: impl Into<Cow<'static, str>>, value: T) -> Self {
         let state = ObjState::RwLock {
             readers: 0,
             writer: None,

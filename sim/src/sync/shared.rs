@@ -3,6 +3,7 @@
 //! or a write, so partial-order reduction never treats two steps that touch it as independent.
 //! Model state that only one task touches can stay in a `RefCell`.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::hash::Hash;
 
@@ -16,7 +17,7 @@ pub struct Shared<T> {
 }
 
 impl<T: Hash> Shared<T> {
-    pub fn new(name: impl Into<String>, value: T) -> Self {
+    pub fn new(name: impl Into<Cow<'static, str>>, value: T) -> Self {
         let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Atomic));
         report_value(id, &value);
         Shared {
