@@ -280,9 +280,9 @@ impl Execution {
         if let Some(w) = self.root_waker.take() {
             w.wake();
         }
-        // Wake every parked task so that it completes (see `Abortable`) before the runtime
+        // Wake every parked task so that it completes (see `ModelTask`) before the runtime
         // goes: madsim polls them all before it returns from block_on.
-        for task in &mut self.tasks {
+        for task in self.tasks.iter_mut().filter(|t| !t.finished) {
             if let Some(w) = task.waker.take() {
                 w.wake();
             }
@@ -448,8 +448,8 @@ impl Execution {
         let task = &mut self.tasks[pick.0];
         task.granted = true;
         if Some(pick) != prev {
-            if let Some(w) = task.waker.take() {
-                w.wake();
+            if let Some(w) = &task.waker {
+                w.wake_by_ref();
             }
         }
     }

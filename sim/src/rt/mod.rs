@@ -28,11 +28,13 @@ thread_local! {
 }
 
 /// Whether the run in progress keeps object values and task observations.
+#[inline]
 pub(crate) fn tracks_values() -> bool {
     TRACKS_VALUES.with(Cell::get)
 }
 
 /// The execution of the run in progress, if any.
+#[inline]
 fn current() -> Option<&'static RefCell<Execution>> {
     let exec = CURRENT.with(Cell::get);
     // SAFETY: a non-null pointer was set by `enter` from an `Rc` that its `EnterGuard` keeps
@@ -45,6 +47,7 @@ fn current() -> Option<&'static RefCell<Execution>> {
 ///
 /// # Panics
 /// When no run is in progress: engine primitives only work inside a model started by the engine.
+#[inline]
 pub(crate) fn with_exec<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
     let exec = current()
         .expect("braid primitive used outside a simulation run (create it in Model::start)");

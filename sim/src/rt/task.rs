@@ -23,6 +23,7 @@ pub(crate) struct Task {
     pub finished: bool,
     /// Set when the strategy grants this task the baton; cleared when it resumes.
     pub granted: bool,
+    /// The madsim task's waker, from its first park on (woken by reference: it never changes).
     pub waker: Option<Waker>,
     /// The value drawn for the task's last `choose`.
     pub choice: usize,
@@ -146,7 +147,11 @@ fn wait_baton(id: TaskId, cx: &mut Context<'_>) -> Poll<()> {
         if take_baton(ex, id).is_some() {
             Poll::Ready(())
         } else {
-            ex.tasks[id.0].waker = Some(cx.waker().clone());
+            // A task keeps its waker from one park to the next: it is the same madsim task.
+            let waker = &mut ex.tasks[id.0].waker;
+            if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *waker = Some(cx.waker().clone());
+            }
             Poll::Pending
         }
     })
