@@ -275,6 +275,37 @@ fn replay_renders_svg_html_and_mermaid() {
     assert!(html.contains("<svg ") && html.contains("<pre>"));
 }
 
+/// A format 1 file (its digest from the older FNV-1a hasher) still replays: its violation is
+/// checked, its digest is not, and `braid shrink` rewrites it in the current format.
+#[test]
+fn format_1_files_replay_and_shrink_upgrades_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, json) = good_replay(dir.path());
+    let mut old = json.clone();
+    old["format"] = serde_json::json!(1);
+    old["digest"] = serde_json::json!("0123456789abcdef");
+    let path = dir.path().join("format-1.json");
+    std::fs::write(&path, old.to_string()).unwrap();
+    let path = path.to_str().unwrap();
+    let replay = braid(&["replay", path]);
+    assert_eq!(code(&replay), 1, "{}", stderr(&replay));
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("reproduced: delivery-order"));
+    assert!(
+        stderr(&replay).contains("format 1 file") && stderr(&replay).contains("braid shrink"),
+        "{}",
+        stderr(&replay)
+    );
+    let s = braid(&["shrink", path]);
+    assert_eq!(code(&s), 1, "{}", stderr(&s));
+    let after: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(after["format"], json["format"]);
+    assert_ne!(after["digest"], old["digest"]);
+    let replay = braid(&["replay", path]);
+    assert_eq!(code(&replay), 1, "{}", stderr(&replay));
+    assert!(!stderr(&replay).contains("format 1"), "{}", stderr(&replay));
+}
+
 #[test]
 fn shrink_minimises_a_replay_file_in_place() {
     let dir = tempfile::tempdir().unwrap();

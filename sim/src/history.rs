@@ -8,7 +8,7 @@ use std::rc::Rc;
 use crate::invariant::Invariant;
 use crate::model::Monitor;
 use crate::rt::access::AccessKind;
-use crate::rt::digest::Fnv64;
+use crate::rt::digest::Digest;
 use crate::rt::op::ObjState;
 use crate::rt::{in_run, with_exec, ObjId};
 use crate::Violation;
@@ -58,7 +58,7 @@ impl<E: Hash + Display + 'static> History<E> {
         if !in_run() || with_exec(|ex| ex.is_over()) {
             return;
         }
-        let mut hasher = Fnv64::default();
+        let mut hasher = Digest::default();
         event.hash(&mut hasher);
         with_exec(|ex| {
             if self.cross_task_order {

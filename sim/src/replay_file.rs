@@ -10,8 +10,28 @@ use thiserror::Error;
 use crate::schedule::Decision;
 use crate::Violation;
 
-/// The format this braid writes and reads. Older formats would be migrated here.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format this braid writes. It reads every format up to this one: a format 1 file
+/// replays as before, but its trace digest came from an older hasher and cannot be compared
+/// (see `ReplayFile::check_digest`); `braid shrink` rewrites it in the current format.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The first format whose trace digests this braid computes.
+const DIGEST_SINCE: u32 = 2;
+
+/// A replay's trace digest against the one recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DigestCheck {
+    Same,
+    /// The same decisions gave another trace: the model changed under the file.
+    Drifted {
+        replayed: String,
+        recorded: String,
+    },
+    /// The file predates this braid's digest: only its violation can be checked.
+    Unchecked {
+        format: u32,
+    },
+}
 
 /// How the schedule was found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,6 +122,23 @@ impl ReplayFile {
             )));
         }
         Ok(file)
+    }
+
+    /// Compares `digest`, a replay's, with the recorded one.
+    pub fn check_digest(&self, digest: u64) -> DigestCheck {
+        let replayed = digest_hex(digest);
+        if self.format < DIGEST_SINCE {
+            DigestCheck::Unchecked {
+                format: self.format,
+            }
+        } else if replayed == self.digest {
+            DigestCheck::Same
+        } else {
+            DigestCheck::Drifted {
+                replayed,
+                recorded: self.digest.clone(),
+            }
+        }
     }
 
     /// `<dir>/<scenario>/<invariant>-<first 8 digest digits>.json`: the same schedule found twice

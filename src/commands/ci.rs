@@ -15,7 +15,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use sim::render::{self, Caption};
-use sim::replay_file::{digest_hex, write_atomic, ReplayFile};
+use sim::replay_file::{write_atomic, DigestCheck, ReplayFile};
 use sim::scenario::{Expected, Scenario};
 use sim::strategy::Replay;
 use sim::{run_once, RunConfig, RunOutcome};
@@ -384,18 +384,23 @@ fn replay_seed(path: &Path, file: &ReplayFile) -> Result<CaseReport> {
     let r = run_once(model.as_ref(), replay, file.found.run, &config).0;
     let (ok, message) = match &r.outcome {
         RunOutcome::Violation(v) if v.invariant == file.violation.invariant => {
-            if digest_hex(r.digest) == file.digest {
-                (true, format!("reproduces {}", v.invariant))
-            } else {
-                (
+            match file.check_digest(r.digest) {
+                DigestCheck::Same => (true, format!("reproduces {}", v.invariant)),
+                DigestCheck::Drifted { replayed, recorded } => (
                     false,
                     format!(
-                        "reproduces {} but the trace drifted (digest {}, recorded {})",
-                        v.invariant,
-                        digest_hex(r.digest),
-                        file.digest
+                        "reproduces {} but the trace drifted (digest {replayed}, recorded {recorded})",
+                        v.invariant
                     ),
-                )
+                ),
+                DigestCheck::Unchecked { format } => (
+                    true,
+                    format!(
+                        "reproduces {} (a format {format} file: its digest is not checked; \
+                         `braid shrink` rewrites it)",
+                        v.invariant
+                    ),
+                ),
             }
         }
         RunOutcome::Violation(v) => (

@@ -1,7 +1,7 @@
 //! `braid shrink`: minimise an existing replay file's schedule, in place.
 
 use anyhow::{bail, Context, Result};
-use sim::replay_file::{digest_hex, ReplayFile, ShrunkFrom};
+use sim::replay_file::{digest_hex, ReplayFile, ShrunkFrom, FORMAT_VERSION};
 use sim::shrink::shrink;
 use sim::strategy::Replay;
 use sim::{run_once, RunConfig, RunOutcome};
@@ -50,6 +50,8 @@ pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
         .expect("shrinking keeps the violation");
     file.steps = run.steps;
     file.preemptions = run.preemptions;
+    // Written in this braid's format, with its digest.
+    file.format = FORMAT_VERSION;
     file.digest = digest_hex(run.digest);
     file.decisions = run.decisions();
     file.write_atomic(&args.file)

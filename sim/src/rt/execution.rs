@@ -6,7 +6,7 @@ use std::hash::Hasher;
 use std::task::Waker;
 
 use super::access::{AccessKind, StepAccesses};
-use super::digest::Fnv64;
+use super::digest::Digest;
 use super::op::{Describe, ObjId, ObjState, Object, Op};
 use super::state::ValueState;
 use super::task::{Task, TaskId};
@@ -65,7 +65,7 @@ pub(crate) struct Execution {
     pub end: Option<End>,
     strategy: Box<dyn Strategy>,
     max_steps: usize,
-    digest: Fnv64,
+    digest: Digest,
     root_waker: Option<Waker>,
     enabled: Vec<TaskId>,
 }
@@ -94,7 +94,7 @@ impl Execution {
             end: None,
             strategy,
             max_steps,
-            digest: Fnv64::default(),
+            digest: Digest::default(),
             root_waker: None,
             enabled: Vec::with_capacity(8),
         }
@@ -214,7 +214,7 @@ impl Execution {
         if self.task_events.len() <= slot {
             self.task_events.resize(slot + 1, 0);
         }
-        let mut h = Fnv64::default();
+        let mut h = Digest::default();
         h.write_u64(self.task_events[slot]);
         h.write_u64(hash);
         self.task_events[slot] = h.finish();
@@ -223,7 +223,7 @@ impl Execution {
     /// A hash of every task's event sequence: schedules that differ only in the order of
     /// independent steps have the same end state.
     pub(crate) fn end_state(&self) -> u64 {
-        let mut h = Fnv64::default();
+        let mut h = Digest::default();
         for e in &self.task_events {
             h.write_u64(*e);
         }
@@ -405,8 +405,8 @@ impl Execution {
             // primitive reports).
             values.step(pick.0, op.code());
         }
-        self.digest.write_usize(pick.0);
-        self.digest.write_u64(op.code());
+        // Two words a step: who moved and how (op codes fit a byte), and on what.
+        self.digest.write_u64((pick.0 as u64) << 8 | op.code());
         self.digest
             .write_usize(op.object().map_or(usize::MAX, |o| o.0));
         if let Some(trace) = &mut self.trace {
