@@ -2,13 +2,13 @@
 
 use std::cell::RefCell;
 use std::fmt::Display;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::rc::Rc;
 
 use crate::invariant::Invariant;
 use crate::model::Monitor;
 use crate::rt::access::AccessKind;
-use crate::rt::digest::Digest;
+use crate::rt::digest;
 use crate::rt::op::ObjState;
 use crate::rt::{in_run, with_exec, ObjId};
 use crate::Violation;
@@ -55,19 +55,25 @@ impl<E: Hash + Display + 'static> History<E> {
 
     /// Records `event`; the first invariant it breaks ends the run with a violation.
     pub fn emit(&self, event: E) {
-        if !in_run() || with_exec(|ex| ex.is_over()) {
+        if !in_run() {
             return;
         }
-        let mut hasher = Digest::default();
-        event.hash(&mut hasher);
-        with_exec(|ex| {
+        let hash = digest::of(&event);
+        let over = with_exec(|ex| {
+            if ex.is_over() {
+                return true;
+            }
             if self.cross_task_order {
                 ex.access(self.id, AccessKind::Write);
-                ex.append_value(self.id, hasher.finish());
+                ex.append_value(self.id, hash);
             }
-            ex.digest_event(hasher.finish());
+            ex.digest_event(hash);
             ex.trace_event(|| event.to_string());
+            false
         });
+        if over {
+            return;
+        }
         let broken = self.invariants.borrow_mut().iter_mut().find_map(|inv| {
             inv.observe(&event)
                 .err()

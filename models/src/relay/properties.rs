@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use sim::invariant::Invariant;
 
-use super::connection::{State, CONN};
+use super::connection::{Registration, State, CONN};
 use super::frame::{Action, Channel, Frame, FrameKind, RelayEvent, SubId};
 use crate::pubsub::{RetainedSubscribed, TopicState};
 
@@ -241,13 +241,20 @@ impl Invariant<RelayEvent> for SubscriptionLimit {
             }
             _ => return Ok(()),
         }
-        let ids: BTreeSet<SubId> = self
-            .pending
-            .keys()
-            .chain(self.registered.keys())
-            .copied()
-            .collect();
-        if ids.len() > self.limit {
+        // Counted without building the set: this runs on every lifecycle event of every run.
+        let held = self.pending.len()
+            + self
+                .registered
+                .keys()
+                .filter(|sub| !self.pending.contains_key(*sub))
+                .count();
+        if held > self.limit {
+            let ids: BTreeSet<SubId> = self
+                .pending
+                .keys()
+                .chain(self.registered.keys())
+                .copied()
+                .collect();
             let list: Vec<String> = ids
                 .iter()
                 .map(
@@ -288,107 +295,121 @@ impl Invariant<RelayEvent> for Integrity {
 
     fn at_quiescence(&mut self) -> Result<(), String> {
         let s = &self.state;
-        let subs = s.subs.borrow();
-        let registry = s.registry.with(|r| r.clone());
-        let fanout = s.fanout.with(|f| f.clone());
-        let refcounts = self.topics.refcounts.with(|r| r.clone());
-        let connections = s.connections.borrow();
-        let gauge = s.gauge.get();
-        let show_registry = || {
-            let regs: Vec<String> = registry
-                .iter()
-                .map(|(sub, r)| format!("{sub} -> {} on {}", r.req, r.channel))
-                .collect();
-            format!("[{}]", regs.join(", "))
-        };
-        let show_fanout = || {
-            let entries: Vec<String> = fanout
-                .iter()
-                .flat_map(|(c, set)| set.iter().map(move |(sub, r)| format!("{c}: {sub}/{r}")))
-                .collect();
-            format!("[{}]", entries.join(", "))
-        };
-        if s.is_closed() {
-            let mut left = Vec::new();
-            if !connections.is_empty() {
-                left.push(format!("connection map {connections:?}"));
-            }
-            if !subs.is_empty() {
-                left.push(format!("pending map {:?}", subs.keys().collect::<Vec<_>>()));
-            }
-            if !registry.is_empty() {
-                left.push(format!("registry {}", show_registry()));
-            }
-            if !fanout.is_empty() {
-                left.push(format!("fan-out index {}", show_fanout()));
-            }
-            if !refcounts.is_empty() {
-                left.push(format!("topic refcounts {refcounts:?}"));
-            }
-            if gauge != 0 {
-                left.push(format!("gauge {gauge}"));
-            }
-            return if left.is_empty() {
-                Ok(())
-            } else {
-                Err(format!("after disconnect: {}", left.join("; ")))
-            };
-        }
-        if !connections.contains(CONN) {
-            return Err("the open connection left the connection map".into());
-        }
-        for (sub, entry) in subs.iter() {
-            if !entry.pending.is_empty() {
-                let reqs: Vec<String> = entry.pending.iter().map(|l| l.req.to_string()).collect();
-                return Err(format!(
-                    "pending map: {sub} keeps tokens of finished requests {}",
-                    reqs.join(", ")
-                ));
-            }
-            match &entry.holder {
-                None => return Err(format!("pending map: {sub} has an entry but no holder")),
-                Some(h) if registry.get(sub).map(|r| r.req) != Some(h.req) => {
-                    return Err(format!(
-                        "pending map: {sub} held by {}, registry {}",
-                        h.req,
-                        show_registry()
-                    ))
-                }
-                Some(_) => {}
-            }
-        }
-        if let Some(sub) = registry.keys().find(|sub| !subs.contains_key(*sub)) {
-            return Err(format!(
-                "registry: {sub} registered but not in the pending map"
-            ));
-        }
-        let mut expected_fanout: BTreeMap<Channel, BTreeSet<(SubId, Action)>> = BTreeMap::new();
-        let mut expected_refs: BTreeMap<Channel, usize> = BTreeMap::new();
-        for (sub, r) in registry.iter() {
-            expected_fanout
-                .entry(r.channel)
-                .or_default()
-                .insert((*sub, r.req));
-            *expected_refs.entry(r.channel).or_default() += 1;
-        }
-        if fanout != expected_fanout {
-            return Err(format!(
-                "fan-out index {} differs from the registry {}",
-                show_fanout(),
-                show_registry()
-            ));
-        }
-        if refcounts != expected_refs {
-            return Err(format!(
-                "topic refcounts {refcounts:?} differ from the registry's channels {expected_refs:?}"
-            ));
-        }
-        if gauge != registry.len() as i64 {
-            return Err(format!(
-                "gauge {gauge} but {} registered subscriptions",
-                registry.len()
-            ));
-        }
-        Ok(())
+        // Read in place, not cloned: this runs at the end of every run.
+        s.registry.with(|registry| {
+            s.fanout.with(|fanout| {
+                self.topics
+                    .refcounts
+                    .with(|refcounts| integrity(s, registry, fanout, refcounts))
+            })
+        })
     }
+}
+
+/// The relay's bookkeeping agrees with itself at quiescence (see `Integrity`).
+fn integrity(
+    s: &State,
+    registry: &BTreeMap<SubId, Registration>,
+    fanout: &BTreeMap<Channel, BTreeSet<(SubId, Action)>>,
+    refcounts: &BTreeMap<Channel, usize>,
+) -> Result<(), String> {
+    let subs = s.subs.borrow();
+    let connections = s.connections.borrow();
+    let gauge = s.gauge.get();
+    let show_registry = || {
+        let regs: Vec<String> = registry
+            .iter()
+            .map(|(sub, r)| format!("{sub} -> {} on {}", r.req, r.channel))
+            .collect();
+        format!("[{}]", regs.join(", "))
+    };
+    let show_fanout = || {
+        let entries: Vec<String> = fanout
+            .iter()
+            .flat_map(|(c, set)| set.iter().map(move |(sub, r)| format!("{c}: {sub}/{r}")))
+            .collect();
+        format!("[{}]", entries.join(", "))
+    };
+    if s.is_closed() {
+        let mut left = Vec::new();
+        if !connections.is_empty() {
+            left.push(format!("connection map {connections:?}"));
+        }
+        if !subs.is_empty() {
+            left.push(format!("pending map {:?}", subs.keys().collect::<Vec<_>>()));
+        }
+        if !registry.is_empty() {
+            left.push(format!("registry {}", show_registry()));
+        }
+        if !fanout.is_empty() {
+            left.push(format!("fan-out index {}", show_fanout()));
+        }
+        if !refcounts.is_empty() {
+            left.push(format!("topic refcounts {refcounts:?}"));
+        }
+        if gauge != 0 {
+            left.push(format!("gauge {gauge}"));
+        }
+        return if left.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("after disconnect: {}", left.join("; ")))
+        };
+    }
+    if !connections.contains(CONN) {
+        return Err("the open connection left the connection map".into());
+    }
+    for (sub, entry) in subs.iter() {
+        if !entry.pending.is_empty() {
+            let reqs: Vec<String> = entry.pending.iter().map(|l| l.req.to_string()).collect();
+            return Err(format!(
+                "pending map: {sub} keeps tokens of finished requests {}",
+                reqs.join(", ")
+            ));
+        }
+        match &entry.holder {
+            None => return Err(format!("pending map: {sub} has an entry but no holder")),
+            Some(h) if registry.get(sub).map(|r| r.req) != Some(h.req) => {
+                return Err(format!(
+                    "pending map: {sub} held by {}, registry {}",
+                    h.req,
+                    show_registry()
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(sub) = registry.keys().find(|sub| !subs.contains_key(*sub)) {
+        return Err(format!(
+            "registry: {sub} registered but not in the pending map"
+        ));
+    }
+    let mut expected_fanout: BTreeMap<Channel, BTreeSet<(SubId, Action)>> = BTreeMap::new();
+    let mut expected_refs: BTreeMap<Channel, usize> = BTreeMap::new();
+    for (sub, r) in registry.iter() {
+        expected_fanout
+            .entry(r.channel)
+            .or_default()
+            .insert((*sub, r.req));
+        *expected_refs.entry(r.channel).or_default() += 1;
+    }
+    if *fanout != expected_fanout {
+        return Err(format!(
+            "fan-out index {} differs from the registry {}",
+            show_fanout(),
+            show_registry()
+        ));
+    }
+    if *refcounts != expected_refs {
+        return Err(format!(
+            "topic refcounts {refcounts:?} differ from the registry's channels {expected_refs:?}"
+        ));
+    }
+    if gauge != registry.len() as i64 {
+        return Err(format!(
+            "gauge {gauge} but {} registered subscriptions",
+            registry.len()
+        ));
+    }
+    Ok(())
 }

@@ -1,5 +1,6 @@
 //! Eventually delivered: everything owed to a receiver has reached it once no task can run.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt::Display;
 
@@ -8,7 +9,7 @@ use super::Invariant;
 type Extract<E, K> = Box<dyn Fn(&E) -> Option<K>>;
 
 pub struct EventuallyDelivered<E, K> {
-    name: String,
+    name: Cow<'static, str>,
     owed: Extract<E, K>,
     delivered: Extract<E, K>,
     outstanding: BTreeSet<K>,
@@ -17,7 +18,7 @@ pub struct EventuallyDelivered<E, K> {
 impl<E, K: Ord + Display> EventuallyDelivered<E, K> {
     /// `owed` names what an event obliges the system to deliver; `delivered` what it delivers.
     pub fn new(
-        name: impl Into<String>,
+        name: impl Into<Cow<'static, str>>,
         owed: impl Fn(&E) -> Option<K> + 'static,
         delivered: impl Fn(&E) -> Option<K> + 'static,
     ) -> Self {

@@ -1,6 +1,7 @@
 //! No duplicate: each item is delivered at most once, unless the event marks the repeat as an
 //! allowed redelivery (an MQTT DUP resend, say).
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt::Display;
 
@@ -9,7 +10,7 @@ use super::Invariant;
 type Extract<E, K> = Box<dyn Fn(&E) -> Option<(K, bool)>>;
 
 pub struct NoDuplicate<E, K> {
-    name: String,
+    name: Cow<'static, str>,
     extract: Extract<E, K>,
     seen: BTreeSet<K>,
 }
@@ -17,7 +18,7 @@ pub struct NoDuplicate<E, K> {
 impl<E, K: Ord + Display> NoDuplicate<E, K> {
     /// `extract` gives the delivered item and whether a repeat of it is an allowed redelivery.
     pub fn new(
-        name: impl Into<String>,
+        name: impl Into<Cow<'static, str>>,
         extract: impl Fn(&E) -> Option<(K, bool)> + 'static,
     ) -> Self {
         NoDuplicate {

@@ -1,5 +1,6 @@
 //! Per-key FIFO: for each key, the sequence numbers observed must increase.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Display;
 
@@ -11,14 +12,14 @@ type Extract<E, K, L> = Box<dyn Fn(&E) -> Vec<(K, u64, L)>>;
 /// violation message — formatted only then). A sequence number lower than one already seen on
 /// its key is a violation.
 pub struct FifoPerKey<E, K, L> {
-    name: String,
+    name: Cow<'static, str>,
     extract: Extract<E, K, L>,
     last: BTreeMap<K, (u64, L)>,
 }
 
 impl<E, K: Ord + Display, L: Display> FifoPerKey<E, K, L> {
     pub fn new(
-        name: impl Into<String>,
+        name: impl Into<Cow<'static, str>>,
         extract: impl Fn(&E) -> Vec<(K, u64, L)> + 'static,
     ) -> Self {
         FifoPerKey {

@@ -376,8 +376,13 @@ impl Execution {
         };
         let picked = self.strategy.pick_task(&view);
         let pick = match picked {
-            Ok(t) if enabled.contains(&t) => t,
-            Ok(t) => panic!("strategy picked task {t:?}, which is not enabled"),
+            Ok(t) => {
+                debug_assert!(
+                    enabled.contains(&t),
+                    "strategy picked task {t:?}, which is not enabled"
+                );
+                t
+            }
             Err(stop) => {
                 self.enabled = enabled;
                 self.finish(match stop {

@@ -54,8 +54,7 @@ pub(crate) async fn point(op: Op) -> usize {
         Ok(choice) => return choice,
         Err(me) => me,
     };
-    WaitBaton(me).await;
-    with_exec(|ex| ex.tasks[me.0].choice)
+    WaitBaton(me).await
 }
 
 /// Takes the baton if the strategy granted it to `id` and the run goes on.
@@ -125,19 +124,20 @@ impl<F: Future<Output = ()>> Future for ModelTask<F> {
     }
 }
 
-/// Ready once the task holds the baton. Never ready again after the run has ended: the task is
-/// then rescheduled once more and `ModelTask` completes it.
+/// Ready, with the value drawn if the task parked on a `choose`, once the task holds the
+/// baton. Never ready again after the run has ended: the task is then rescheduled once more and
+/// `ModelTask` completes it.
 struct WaitBaton(TaskId);
 
 impl Future for WaitBaton {
-    type Output = ();
+    type Output = usize;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
         wait_baton(self.0, cx)
     }
 }
 
-fn wait_baton(id: TaskId, cx: &mut Context<'_>) -> Poll<()> {
+fn wait_baton(id: TaskId, cx: &mut Context<'_>) -> Poll<usize> {
     with_exec(|ex| {
         if ex.is_over() {
             // Have madsim poll the task once more, so that `ModelTask` completes it.
@@ -145,7 +145,7 @@ fn wait_baton(id: TaskId, cx: &mut Context<'_>) -> Poll<()> {
             return Poll::Pending;
         }
         if take_baton(ex, id).is_some() {
-            Poll::Ready(())
+            Poll::Ready(ex.tasks[id.0].choice)
         } else {
             // A task keeps its waker from one park to the next: it is the same madsim task.
             let waker = &mut ex.tasks[id.0].waker;
