@@ -7,6 +7,9 @@ use crate::{braid_side, loom_broker, shuttle_broker, Budget};
 
 pub fn rows(budget: &Budget, rows: &mut Vec<Row>) {
     throughput_rows(budget, rows);
+    if budget.throughput_only {
+        return;
+    }
     // The race as found in review: braid's `broker-bind-race` scenario (await grain), and braid
     // at access grain (shuttle's grain).
     first_violation_rows(

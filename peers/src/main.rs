@@ -1,7 +1,8 @@
 //! braid against shuttle 0.9 and loom 0.7 on the broker's bind race (issue 5: the race against
 //! shuttle and loom) and on the relay's same-ID replacement. `cargo run --release -p peers`
 //! prints one table; `-- --quick` is a fast pass; `-- --cap SECS` sets the time cap of the
-//! exhaustive rows (default 300 s, 30 s quick); `-- --only broker|relay` measures one model.
+//! exhaustive rows (default 300 s, 30 s quick); `-- --only broker|relay` measures one model;
+//! `-- --throughput` only the runs/s rows.
 //!
 //! Every measurement is single-threaded (braid with one job), run one after another.
 
@@ -66,6 +67,8 @@ pub struct Budget {
     pub exhaustive_cap: Duration,
     /// Only this model's rows (`--only broker|relay`); both by default.
     pub only: Option<String>,
+    /// Only the runs/s rows (`--throughput`).
+    pub throughput_only: bool,
 }
 
 impl Budget {
@@ -80,6 +83,7 @@ impl Budget {
                 find_cap: 10_000,
                 exhaustive_cap: Duration::from_secs(30),
                 only: None,
+                throughput_only: false,
             }
         } else {
             Budget {
@@ -89,6 +93,7 @@ impl Budget {
                 find_cap: 100_000,
                 exhaustive_cap: Duration::from_secs(300),
                 only: None,
+                throughput_only: false,
             }
         };
         if let Some(i) = args.iter().position(|a| a == "--cap") {
@@ -107,9 +112,15 @@ impl Budget {
                 }
             }
         }
+        budget.throughput_only = args.iter().any(|a| a == "--throughput");
         for a in &args {
-            if a.starts_with("--") && !["--quick", "--cap", "--only"].contains(&a.as_str()) {
-                eprintln!("unknown option {a} (options: --quick, --cap SECS, --only broker|relay)");
+            if a.starts_with("--")
+                && !["--quick", "--cap", "--only", "--throughput"].contains(&a.as_str())
+            {
+                eprintln!(
+                    "unknown option {a} (options: --quick, --cap SECS, --only broker|relay, \
+                     --throughput)"
+                );
                 std::process::exit(2);
             }
         }
@@ -119,7 +130,11 @@ impl Budget {
     pub fn command(&self) -> String {
         let mut cmd = "cargo run --release -p peers".to_string();
         let default_cap = if self.quick { 30 } else { 300 };
-        if self.quick || self.exhaustive_cap.as_secs() != default_cap || self.only.is_some() {
+        if self.quick
+            || self.exhaustive_cap.as_secs() != default_cap
+            || self.only.is_some()
+            || self.throughput_only
+        {
             cmd.push_str(" --");
         }
         if self.quick {
@@ -130,6 +145,9 @@ impl Budget {
         }
         if let Some(model) = &self.only {
             write!(cmd, " --only {model}").unwrap();
+        }
+        if self.throughput_only {
+            cmd.push_str(" --throughput");
         }
         cmd
     }

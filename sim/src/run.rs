@@ -156,10 +156,31 @@ pub fn run_once(
     (result, strategy)
 }
 
+/// How many runs one madsim runtime serves before it is dropped: a runtime keeps a record of
+/// every task it ever spawned, so one runtime for a whole exploration would grow without bound.
+#[cfg(madsim)]
+const RUNS_PER_RUNTIME: u32 = 256;
+
+#[cfg(madsim)]
+thread_local! {
+    /// This thread's madsim runtime and the runs it has served. Creating and dropping a runtime
+    /// (simulators, node, clock, RNG) took a tenth of a short run. Reusing one cannot change a
+    /// run: madsim decides nothing in it (only the baton holder is ever runnable, so madsim's
+    /// RNG and clock are never consulted for an outcome), and every task has completed by the
+    /// time `block_on` returns — checked, see `ModelTask`'s live count.
+    static RUNTIME: RefCell<Option<(madsim::runtime::Runtime, u32)>> = const { RefCell::new(None) };
+}
+
 #[cfg(madsim)]
 fn simulate(model: &dyn Model, run: u64) {
     // madsim's own seed does not matter: only the baton holder is ever runnable.
-    let runtime = madsim::runtime::Runtime::with_seed_and_config(run, madsim::Config::default());
+    let (runtime, served) = RUNTIME.with(|r| r.borrow_mut().take()).unwrap_or_else(|| {
+        let config = madsim::Config::default();
+        (
+            madsim::runtime::Runtime::with_seed_and_config(run, config),
+            0,
+        )
+    });
     runtime.block_on(async {
         let monitor = model.start();
         with_exec(|ex| ex.decide());
@@ -178,8 +199,12 @@ fn simulate(model: &dyn Model, run: u64) {
             }
         }
     });
-    // Dropping the runtime drops the parked tasks while the execution is still installed.
-    drop(runtime);
+    if served + 1 < RUNS_PER_RUNTIME && rt::task::live_tasks() == 0 {
+        RUNTIME.with(|r| *r.borrow_mut() = Some((runtime, served + 1)));
+    } else {
+        // Dropping the runtime drops any task still parked while the execution is installed.
+        drop(runtime);
+    }
 }
 
 #[cfg(not(madsim))]

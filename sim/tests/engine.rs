@@ -89,6 +89,37 @@ fn same_seed_same_trace() {
     }
 }
 
+/// One thread reuses its madsim runtime from run to run: a run's outcome must not depend on the
+/// runs before it. Runs of models that deadlock, panic, idle and lose updates, one after another
+/// on this thread, against each run alone on a fresh thread (a fresh runtime).
+#[test]
+fn a_run_is_the_same_after_other_runs_as_alone() {
+    fn digests(runs: std::ops::Range<u64>) -> Vec<(u64, Option<String>)> {
+        let models: [&dyn Model; 4] = [
+            &LostUpdate,
+            &LockOrder,
+            &Idle { reply: false },
+            &Idle { reply: true },
+        ];
+        let mut out = Vec::new();
+        for run in runs {
+            for model in models {
+                let r = run_random(model, 5, run);
+                out.push((r.digest, r.violation().map(|v| v.message.clone())));
+            }
+        }
+        out
+    }
+    let in_sequence = digests(0..600);
+    for run in [0, 1, 255, 256, 257, 599] {
+        let alone = std::thread::spawn(move || digests(run..run + 1))
+            .join()
+            .unwrap();
+        let at = run as usize * 4;
+        assert_eq!(alone[..], in_sequence[at..at + 4], "run {run}");
+    }
+}
+
 #[test]
 fn random_finds_the_lost_update_and_replay_reproduces_it() {
     let failing = (0..50)

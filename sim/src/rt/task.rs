@@ -35,12 +35,20 @@ where
     F: Future<Output = ()> + 'static,
 {
     let id = with_exec(|ex| ex.add_task(name.into()));
+    LIVE_TASKS.with(|n| n.set(n.get() + 1));
     drop(madsim::task::spawn_local(ModelTask {
         id,
         started: false,
         future,
     }));
     id
+}
+
+/// Model tasks whose future madsim has not dropped yet. Zero once a run is over and its
+/// `block_on` has returned; otherwise the runtime is not reused (a stale task must never be
+/// polled in a later run).
+pub(crate) fn live_tasks() -> usize {
+    LIVE_TASKS.with(Cell::get)
 }
 
 /// Parks the running task on `op` and lets the strategy pick who runs next. Returns the value
@@ -83,6 +91,12 @@ struct ModelTask<F> {
     id: TaskId,
     started: bool,
     future: F,
+}
+
+impl<F> Drop for ModelTask<F> {
+    fn drop(&mut self) {
+        LIVE_TASKS.with(|n| n.set(n.get() - 1));
+    }
 }
 
 impl<F: Future<Output = ()>> Future for ModelTask<F> {
@@ -158,6 +172,7 @@ fn wait_baton(id: TaskId, cx: &mut Context<'_>) -> Poll<usize> {
 }
 
 thread_local! {
+    static LIVE_TASKS: Cell<usize> = const { Cell::new(0) };
     static IN_MODEL: Cell<bool> = const { Cell::new(false) };
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
 }

@@ -27,6 +27,7 @@ impl<T: Copy + PartialEq + Hash + Debug + 'static> Atomic<T> {
         }
     }
 
+    /// Returns whether the access is a traced step (its effect is then noted on it).
     async fn access(&self, op: AtomicOp) -> bool {
         let point_here = with_exec(|ex| ex.grain == Grain::Access);
         if point_here {
@@ -37,8 +38,10 @@ impl<T: Copy + PartialEq + Hash + Debug + 'static> Atomic<T> {
         } else {
             AccessKind::Write
         };
-        with_exec(|ex| ex.access(self.id, kind));
-        point_here
+        with_exec(|ex| {
+            ex.access(self.id, kind);
+            point_here && ex.trace.is_some()
+        })
     }
 
     fn note(&self, traced: bool, effect: impl FnOnce() -> String) {
