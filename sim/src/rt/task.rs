@@ -51,18 +51,36 @@ pub(crate) fn live_tasks() -> usize {
     LIVE_TASKS.with(Cell::get)
 }
 
-/// Parks the running task on `op` and lets the strategy pick who runs next. Returns the value
-/// drawn when `op` is a `choose`.
-pub(crate) async fn point(op: Op) -> usize {
-    let me = match with_exec(|ex| {
-        let me = ex.park_current(op);
-        // Picked again at once: go on without a round trip through madsim.
-        take_baton(ex, me).map(|()| ex.tasks[me.0].choice).ok_or(me)
-    }) {
-        Ok(choice) => return choice,
-        Err(me) => me,
-    };
-    WaitBaton(me).await
+/// Parks the running task on `op` and lets the strategy pick who runs next. Ready with the
+/// value drawn (when `op` is a `choose`) once the task holds the baton again.
+pub(crate) fn point(op: Op) -> Point {
+    Point::Parking(op)
+}
+
+/// A scheduling point: first the task parks and the strategy decides, then (unless picked
+/// again at once) it waits for the baton. Both in one borrow of the execution per poll.
+pub(crate) enum Point {
+    Parking(Op),
+    Waiting(TaskId),
+}
+
+impl Future for Point {
+    type Output = usize;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        match *self {
+            Point::Parking(op) => {
+                let (me, ready) = with_exec(|ex| {
+                    let me = ex.park_current(op);
+                    // Picked again at once, this goes on without a round trip through madsim.
+                    (me, wait_baton_in(ex, me, cx))
+                });
+                *self = Point::Waiting(me);
+                ready
+            }
+            Point::Waiting(me) => with_exec(|ex| wait_baton_in(ex, me, cx)),
+        }
+    }
 }
 
 /// Takes the baton if the strategy granted it to `id` and the run goes on.
@@ -141,34 +159,26 @@ impl<F: Future<Output = ()>> Future for ModelTask<F> {
 /// Ready, with the value drawn if the task parked on a `choose`, once the task holds the
 /// baton. Never ready again after the run has ended: the task is then rescheduled once more and
 /// `ModelTask` completes it.
-struct WaitBaton(TaskId);
-
-impl Future for WaitBaton {
-    type Output = usize;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
-        wait_baton(self.0, cx)
-    }
+fn wait_baton(id: TaskId, cx: &mut Context<'_>) -> Poll<usize> {
+    with_exec(|ex| wait_baton_in(ex, id, cx))
 }
 
-fn wait_baton(id: TaskId, cx: &mut Context<'_>) -> Poll<usize> {
-    with_exec(|ex| {
-        if ex.is_over() {
-            // Have madsim poll the task once more, so that `ModelTask` completes it.
-            cx.waker().wake_by_ref();
-            return Poll::Pending;
+fn wait_baton_in(ex: &mut Execution, id: TaskId, cx: &mut Context<'_>) -> Poll<usize> {
+    if ex.is_over() {
+        // Have madsim poll the task once more, so that `ModelTask` completes it.
+        cx.waker().wake_by_ref();
+        return Poll::Pending;
+    }
+    if take_baton(ex, id).is_some() {
+        Poll::Ready(ex.tasks[id.0].choice)
+    } else {
+        // A task keeps its waker from one park to the next: it is the same madsim task.
+        let waker = &mut ex.tasks[id.0].waker;
+        if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            *waker = Some(cx.waker().clone());
         }
-        if take_baton(ex, id).is_some() {
-            Poll::Ready(ex.tasks[id.0].choice)
-        } else {
-            // A task keeps its waker from one park to the next: it is the same madsim task.
-            let waker = &mut ex.tasks[id.0].waker;
-            if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                *waker = Some(cx.waker().clone());
-            }
-            Poll::Pending
-        }
-    })
+        Poll::Pending
+    }
 }
 
 thread_local! {
