@@ -238,13 +238,21 @@ impl SubscriptionLimit {
             }
             _ => return Ok(()),
         }
-        let ids: BTreeSet<SubId> = self
-            .pending
-            .keys()
-            .chain(self.registered.keys())
-            .copied()
-            .collect();
-        if ids.len() > self.limit {
+        // Counted without building the set, as braid's model does (the same cost on both
+        // sides of the comparison).
+        let held = self.pending.len()
+            + self
+                .registered
+                .keys()
+                .filter(|sub| !self.pending.contains_key(*sub))
+                .count();
+        if held > self.limit {
+            let ids: BTreeSet<SubId> = self
+                .pending
+                .keys()
+                .chain(self.registered.keys())
+                .copied()
+                .collect();
             let list: Vec<String> = ids.iter().map(|sub| sub.to_string()).collect();
             return Err(format!(
                 "{} subscription ids held or pending at once, over the limit {}: {}",
