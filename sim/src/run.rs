@@ -93,11 +93,6 @@ impl RunResult {
             .collect()
     }
 
-    /// How many decisions the run took (steps and `choose` values).
-    pub fn decision_count(&self) -> usize {
-        self.schedule.recorded.len()
-    }
-
     pub fn violation(&self) -> Option<&Violation> {
         match &self.outcome {
             RunOutcome::Violation(v) => Some(v),

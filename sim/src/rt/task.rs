@@ -83,17 +83,6 @@ impl Future for Point {
     }
 }
 
-/// Takes the baton if the strategy granted it to `id` and the run goes on.
-fn take_baton(ex: &mut Execution, id: TaskId) -> Option<()> {
-    let task = &mut ex.tasks[id.0];
-    if task.granted && ex.end.is_none() {
-        task.granted = false;
-        Some(())
-    } else {
-        None
-    }
-}
-
 /// A model task as madsim runs it: it waits for the baton before its first poll, turns a panic
 /// into a violation, and tells the execution when it is done.
 ///
@@ -169,13 +158,14 @@ fn wait_baton_in(ex: &mut Execution, id: TaskId, cx: &mut Context<'_>) -> Poll<u
         cx.waker().wake_by_ref();
         return Poll::Pending;
     }
-    if take_baton(ex, id).is_some() {
-        Poll::Ready(ex.tasks[id.0].choice)
+    let task = &mut ex.tasks[id.0];
+    if task.granted {
+        task.granted = false;
+        Poll::Ready(task.choice)
     } else {
         // A task keeps its waker from one park to the next: it is the same madsim task.
-        let waker = &mut ex.tasks[id.0].waker;
-        if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            *waker = Some(cx.waker().clone());
+        if !task.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            task.waker = Some(cx.waker().clone());
         }
         Poll::Pending
     }
