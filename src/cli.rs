@@ -97,6 +97,11 @@ pub struct BudgetArgs {
     /// combines the summaries.
     #[arg(long, value_parser = parse_shard)]
     pub shard: Option<Shard>,
+    /// DFS with no preemption bound: deepen the bound 0, 1, 2, ... before the unbounded search
+    /// (default: when a budget is given). `braid ci`'s proofs turn it off: their time limit is
+    /// a cap, not a budget to spend.
+    #[arg(skip)]
+    pub deepening: Option<bool>,
 }
 
 /// Shard `index` (1-based) of `count`.

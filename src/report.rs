@@ -39,8 +39,13 @@ pub struct ScenarioReport {
     pub elapsed_ms: f64,
     pub runs_per_sec: f64,
     pub max_steps_seen: usize,
-    /// DFS covered the whole bounded space: `holds` means every schedule, not a sample.
+    /// DFS explored every schedule (no preemption bound cut any): `holds` means every
+    /// schedule at this scenario's sizes, not a sample.
     pub exhaustive: bool,
+    /// DFS explored every schedule with at most this many preemptions (a bounded search, or
+    /// the deepest level an iterative deepening finished); absent when `exhaustive`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proved_bound: Option<usize>,
     /// DFS runs cut as equivalent to an explored schedule (not counted in `runs`).
     pub pruned: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,28 +99,34 @@ impl ScenarioReport {
             self.elapsed_ms / 1e3,
             self.runs_per_sec
         );
-        if self.exhaustive {
-            let bound = match self.preemption_bound {
-                Some(b) => format!("preemption bound {b}"),
-                None => "no preemption bound".to_string(),
-            };
+        let reduction = match (self.reduction, self.preemption_bound) {
+            (Some(Reduction::None), _) => "no reduction",
+            (Some(Reduction::VisitedStates), _) => "visited states",
+            (_, Some(_)) => "bounded partial-order reduction",
+            (_, None) => "sleep sets + source-set DPOR",
+        };
+        if self.strategy == "dfs" && self.runs == 0 {
             let _ = writeln!(
                 out,
-                "  exhaustive within bound ({bound}{}): {} schedules, {} pruned, {} end states",
-                match (self.reduction, self.preemption_bound) {
-                    (Some(Reduction::None), _) => ", no reduction",
-                    (Some(Reduction::VisitedStates), _) => ", visited states",
-                    (_, Some(_)) => ", bounded partial-order reduction",
-                    (_, None) => ", sleep sets + source-set DPOR",
-                },
-                self.runs,
-                self.pruned,
-                self.end_states
+                "  INCONCLUSIVE: no run reached its end ({} cut short): nothing is proved",
+                self.pruned
+            );
+        } else if self.exhaustive {
+            let _ = writeln!(
+                out,
+                "  exhaustive: every schedule ({reduction}): {} schedules, {} pruned, {} end states",
+                self.runs, self.pruned, self.end_states
+            );
+        } else if let Some(k) = self.proved_bound {
+            let _ = writeln!(
+                out,
+                "  exhaustive within {k} preemptions only ({reduction}): {} schedules, {} pruned, {} end states",
+                self.runs, self.pruned, self.end_states
             );
         } else if self.strategy == "dfs" {
             let _ = writeln!(
                 out,
-                "  NOT exhaustive: the budget ran out after {} schedules ({} pruned)",
+                "  NOT exhaustive: the budget ran out after {} schedules ({} pruned), before any preemption bound was finished",
                 self.runs, self.pruned
             );
         }

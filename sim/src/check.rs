@@ -25,6 +25,9 @@ pub enum Verdict {
     Holds { runs: u64, exhaustive: bool },
     /// The first failing run of each broken invariant.
     Violated(Vec<(String, String)>),
+    /// Nothing a pass could rest on: no run reached its end, or a requested proof (DFS) ran out
+    /// of budget before it finished; says how far it got.
+    Inconclusive(String),
 }
 
 pub struct Check {
@@ -115,7 +118,7 @@ impl Check {
                 trace: false,
                 record_accesses: false,
             };
-            let replay = Box::new(Replay::strict(file.decisions.clone()));
+            let replay = Box::new(Replay::strict(file.decisions.clone()).watching_states(check.model.state_visible()));
             let r = run_once(check.model.as_ref(), replay, file.found.run, &config).0;
             return match r.outcome {
                 RunOutcome::Violation(v) => Verdict::Violated(vec![(v.invariant, v.message)]),
@@ -137,7 +140,21 @@ impl Check {
             explorer = explorer.time(time);
         }
         let summary: Summary = explorer.run().unwrap_or_else(|e| panic!("{e}"));
-        if summary.violations.is_empty() {
+        let proof_wanted = match check.strategy {
+            StrategyKind::Dfs {
+                preemption_bound: None,
+                ..
+            } => summary.exhaustive,
+            StrategyKind::Dfs { .. } => summary.finished(),
+            _ => true,
+        };
+        if summary.violations.is_empty() && (summary.proves_nothing() || !proof_wanted) {
+            Verdict::Inconclusive(format!(
+                "{} runs explored {}; the search did not finish",
+                summary.runs,
+                summary.coverage()
+            ))
+        } else if summary.violations.is_empty() {
             Verdict::Holds {
                 runs: summary.runs,
                 exhaustive: summary.exhaustive,
@@ -155,9 +172,13 @@ impl Check {
 
     /// Panics, naming the invariant and message, unless every run holds.
     pub fn assert_holds(self) {
-        if let Verdict::Violated(found) = self.run() {
-            let (inv, msg) = &found[0];
-            panic!("braid: invariant {inv} violated: {msg} (explore the scenario with `braid explore` for a replay file)");
+        match self.run() {
+            Verdict::Violated(found) => {
+                let (inv, msg) = &found[0];
+                panic!("braid: invariant {inv} violated: {msg} (explore the scenario with `braid explore` for a replay file)");
+            }
+            Verdict::Inconclusive(why) => panic!("braid: nothing proved: {why}"),
+            Verdict::Holds { .. } => {}
         }
     }
 
@@ -171,6 +192,9 @@ impl Check {
             ),
             Verdict::Holds { runs, .. } => {
                 panic!("braid: expected {invariant} to be violated; {runs} runs held")
+            }
+            Verdict::Inconclusive(why) => {
+                panic!("braid: expected {invariant} to be violated; {why}")
             }
         }
     }

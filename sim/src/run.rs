@@ -70,6 +70,9 @@ pub struct RunResult {
     pub end_state: u64,
     /// Per step, the objects it accessed (when `RunConfig::record_accesses`).
     pub accesses: StepAccesses,
+    /// Per task, the step during which its parent spawned it (`None`: spawned by the setup): a
+    /// child's steps happen after its spawn.
+    pub spawned_at: Vec<Option<usize>>,
     pub trace: Option<Trace>,
 }
 
@@ -144,6 +147,7 @@ pub fn run_once(
         digest: exec.digest(),
         end_state: exec.end_state(),
         accesses: exec.accesses.take().unwrap_or_default(),
+        spawned_at: std::mem::take(&mut exec.spawned_at),
         trace: exec.trace.take(),
     };
     let mut strategy = exec.into_strategy();

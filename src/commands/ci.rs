@@ -67,11 +67,23 @@ fn prove(
     let first = report.violations.first();
     let (ok, message) = match first {
         Some(v) => (false, format!("violated {} {bound}", v.invariant)),
-        None if report.exhaustive => (
+        None if report.runs == 0 => (
+            false,
+            format!(
+                "inconclusive {bound}: every run was cut short ({} pruned)",
+                report.pruned
+            ),
+        ),
+        None if report.exhaustive || report.proved_bound.is_some() => (
             true,
             format!(
-                "proved {bound}: {} schedules, {} pruned",
-                report.runs, report.pruned
+                "proved {}: {} schedules, {} pruned",
+                match report.proved_bound {
+                    Some(k) if !report.exhaustive => format!("within {k} preemptions"),
+                    _ => "over every schedule".to_string(),
+                },
+                report.runs,
+                report.pruned
             ),
         ),
         None => (
@@ -136,6 +148,7 @@ pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
         no_shrink: false,
         jobs: None,
         shard: args.shard,
+        deepening: None,
     };
     let mut cases = Vec::new();
 
@@ -267,6 +280,7 @@ pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
         time: Some(PROOF_CAP_SECS),
         shard: None,
         check_determinism: false,
+        deepening: Some(false),
         ..budget
     };
     let fixed = built.iter().filter(|(s, _)| s.expected == Expected::Holds);
@@ -380,7 +394,7 @@ fn replay_seed(path: &Path, file: &ReplayFile) -> Result<CaseReport> {
         trace: false,
         record_accesses: false,
     };
-    let replay = Box::new(Replay::strict(file.decisions.clone()));
+    let replay = Box::new(Replay::strict(file.decisions.clone()).watching_states(model.state_visible()));
     let r = run_once(model.as_ref(), replay, file.found.run, &config).0;
     let (ok, message) = match &r.outcome {
         RunOutcome::Violation(v) if v.invariant == file.violation.invariant => {
@@ -445,7 +459,7 @@ fn explain_new_violation(scenario: &str, invariant: &str, message: &str, file: &
     };
     let r = run_once(
         model.as_ref(),
-        Box::new(Replay::strict(replay.decisions.clone())),
+        Box::new(Replay::strict(replay.decisions.clone()).watching_states(model.state_visible())),
         replay.found.run,
         &config,
     )

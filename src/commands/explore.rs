@@ -129,6 +129,9 @@ pub fn explore_one(
     if let Some(t) = time {
         explorer = explorer.time(t);
     }
+    if let Some(on) = args.deepening {
+        explorer = explorer.deepening(on);
+    }
     if let Some(bar) = &bar {
         explorer = explorer.on_progress(|p: &Progress| {
             bar.set_position(p.runs);
@@ -198,14 +201,16 @@ pub fn explore_one(
             replay_file: path.display().to_string(),
         });
     }
-    let outcome = if violations.is_empty() {
-        "holds"
-    } else {
-        "violation"
+    // A search that saw no run through proves nothing, whatever it expected.
+    let outcome = match (violations.is_empty(), summary.proves_nothing()) {
+        (false, _) => "violation",
+        (true, true) => "inconclusive",
+        (true, false) => "holds",
     };
-    let matches_expectation = scenario
-        .expected
-        .matches(violations.iter().map(|v| v.invariant.as_str()));
+    let matches_expectation = outcome != "inconclusive"
+        && scenario
+            .expected
+            .matches(violations.iter().map(|v| v.invariant.as_str()));
     // The explorer may have turned reduction off (bounded search, or a model it cannot see into).
     let strategy = summary.strategy;
     Ok(ScenarioReport {
@@ -222,6 +227,7 @@ pub fn explore_one(
         runs_per_sec: summary.runs_per_sec(),
         max_steps_seen: summary.max_steps_seen,
         exhaustive: summary.exhaustive,
+        proved_bound: summary.proved_bound,
         pruned: summary.pruned,
         preemption_bound: match strategy {
             sim::strategy::StrategyKind::Dfs {

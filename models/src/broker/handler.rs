@@ -9,7 +9,7 @@ use sim::choose;
 use sim::sync::{Receiver, Sender};
 
 use super::message::{BrokerEvent, Msg, MsgId};
-use super::{Session, Shared, CLIENT};
+use super::{Idle, Session, Shared, CLIENT};
 
 pub struct ClientHandler {
     pub shared: Rc<Shared>,
@@ -24,6 +24,8 @@ pub struct ClientHandler {
     pub bound: Cell<bool>,
     pub inflight: RefCell<BTreeMap<u16, MsgId>>,
     pub next_packet_id: Cell<u16>,
+    /// How the serve loop waits for work.
+    pub idle: Idle,
 }
 
 /// The two arms of the serve loop's select.
@@ -110,7 +112,10 @@ impl ClientHandler {
                 }
             }
             if !progressed {
-                self.wait_for_work().await;
+                match self.idle {
+                    Idle::Park => self.wait_for_work().await,
+                    Idle::BusyPoll => sim::yield_point("poll").await,
+                }
             }
         }
     }

@@ -26,6 +26,7 @@ use sim::{Grain, History, Model, Monitor};
 pub use message::{BrokerEvent, Msg, MsgId, Route};
 pub use variant::{Behind, Guards, Variant};
 
+
 use handler::ClientHandler;
 use peer::ClientPeer;
 use queue::ClientQueue;
@@ -51,6 +52,28 @@ pub struct Params {
     pub inflight: usize,
     /// Which operations are scheduling points.
     pub grain: Grain,
+    /// How the serve loop waits for work (a busy-poll is a livelock by design: a mutant for
+    /// checking that a search reports one).
+    #[serde(skip_serializing_if = "Idle::is_park")]
+    pub idle: Idle,
+}
+
+/// How the client handler's serve loop waits when no arm can make progress.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Idle {
+    /// Parks on the wake notify until a router, bind or an ack wakes it (the real code).
+    #[default]
+    Park,
+    /// Polls again after a plain await (`sim::yield_point("poll")`): it never parks, so once
+    /// everything is delivered it spins forever.
+    BusyPoll,
+}
+
+impl Idle {
+    fn is_park(&self) -> bool {
+        *self == Idle::Park
+    }
 }
 
 impl Default for Params {
@@ -62,6 +85,7 @@ impl Default for Params {
             lane_capacity: 1,
             inflight: 1,
             grain: Grain::Await,
+            idle: Idle::Park,
         }
     }
 }
@@ -185,6 +209,7 @@ impl Model for Broker {
             bound: Cell::new(false),
             inflight: RefCell::new(BTreeMap::new()),
             next_packet_id: Cell::new(p.inflight as u16 + 1),
+            idle: p.idle,
         };
         sim::spawn(format!("handler:{CLIENT}"), handler.run());
         for publisher in 1..=p.publishers {

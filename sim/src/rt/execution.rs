@@ -62,6 +62,8 @@ pub(crate) struct Execution {
     values: Option<ValueState>,
     /// Per task, a hash of the events it emitted, in order: equal for equivalent schedules.
     pub task_events: Vec<u64>,
+    /// Per task, the step during which its parent spawned it (`None`: spawned by the setup).
+    pub spawned_at: Vec<Option<usize>>,
     pub end: Option<End>,
     strategy: Box<dyn Strategy>,
     max_steps: usize,
@@ -91,6 +93,7 @@ impl Execution {
             accesses: record_accesses.then(StepAccesses::default),
             values: strategy.wants_value_state().then(ValueState::default),
             task_events: Vec::with_capacity(8),
+            spawned_at: Vec::with_capacity(8),
             end: None,
             strategy,
             max_steps,
@@ -133,7 +136,14 @@ impl Execution {
             waker: None,
             choice: 0,
         });
-        TaskId(self.tasks.len() - 1)
+        let id = self.tasks.len() - 1;
+        // The step the parent is taking (steps counts the steps granted so far).
+        self.spawned_at
+            .push(self.current.map(|_| self.steps.saturating_sub(1)));
+        if let Some(values) = &mut self.values {
+            values.spawn(id, self.current.map(|t| t.0));
+        }
+        TaskId(id)
     }
 
     pub(crate) fn add_object(&mut self, name: Cow<'static, str>, state: ObjState) -> ObjId {
@@ -385,10 +395,7 @@ impl Execution {
             }
             Err(stop) => {
                 self.enabled = enabled;
-                self.finish(match stop {
-                    Stop::Diverged(d) => End::Divergence(d),
-                    Stop::Pruned => End::Pruned,
-                });
+                self.stop(stop);
                 return;
             }
         };
@@ -440,10 +447,7 @@ impl Execution {
                     self.note_effect(|| format!("{v}"));
                 }
                 Err(stop) => {
-                    self.finish(match stop {
-                        Stop::Diverged(d) => End::Divergence(d),
-                        Stop::Pruned => End::Pruned,
-                    });
+                    self.stop(stop);
                     return;
                 }
             }
@@ -456,6 +460,15 @@ impl Execution {
             if let Some(w) = &task.waker {
                 w.wake_by_ref();
             }
+        }
+    }
+
+    /// Ends the run where the strategy stopped it.
+    fn stop(&mut self, stop: Stop) {
+        match stop {
+            Stop::Diverged(d) => self.finish(End::Divergence(d)),
+            Stop::Pruned => self.finish(End::Pruned),
+            Stop::Livelock(message) => self.violate("livelock", message),
         }
     }
 

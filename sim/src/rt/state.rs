@@ -54,6 +54,13 @@ impl ValueState {
         self.observe(task, value);
     }
 
+    /// `child` is spawned by `parent` (or by the setup, `None`): it starts knowing everything
+    /// its parent knew, since its future may have captured any of it.
+    pub fn spawn(&mut self, child: usize, parent: Option<usize>) {
+        let inherited = parent.map_or(0, |p| self.tasks.get(p).copied().unwrap_or(0));
+        *slot(&mut self.tasks, child) = mix(inherited, child as u64 | 1 << 61);
+    }
+
     /// `task` passes a scheduling point with an operation of this kind.
     pub fn step(&mut self, task: usize, op: u64) {
         let t = slot(&mut self.tasks, task);

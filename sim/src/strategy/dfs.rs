@@ -32,10 +32,11 @@
 //! states they have visited, and how many schedules each runs depends on timing; shards on
 //! other machines remember only their own).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use super::visited::{in_mask, sleep_mask, TraceState, Visit, Visited};
+use super::visited::{sleep_set, TraceState, Visit, Visited};
+use super::livelock::{self, PathStep};
 use super::{PickView, Reduction, Stop, Strategy};
 use crate::rt::digest::mix;
 use crate::rt::TaskId;
@@ -66,6 +67,8 @@ struct Node {
     sleep: Vec<(usize, Vec<Access>)>,
     /// What the step of each explored task accessed (task nodes).
     step_accesses: BTreeMap<usize, Vec<Access>>,
+    /// The state by value before this step (task nodes, when searching by value).
+    state: Option<u64>,
 }
 
 impl Node {
@@ -103,7 +106,8 @@ impl<'a> HappensBefore<'a> {
         for (i, &p) in task_of.iter().enumerate().take(steps) {
             let (done, row) = clock.split_at_mut(i * tasks);
             let row = &mut row[..tasks];
-            if let Some(l) = last_of[p] {
+            // A task's first step happens after the step that spawned it.
+            if let Some(l) = last_of[p].or_else(|| spawned_before(run, p, i)) {
                 row.copy_from_slice(&done[l * tasks..(l + 1) * tasks]);
             }
             for access in run.accesses.step(i) {
@@ -167,6 +171,15 @@ impl<'a> HappensBefore<'a> {
     }
 }
 
+/// The step that spawned task `task`, if a task spawned it before step `before`.
+fn spawned_before(run: &RunResult, task: usize, before: usize) -> Option<usize> {
+    run.spawned_at
+        .get(task)
+        .copied()
+        .flatten()
+        .filter(|&s| s < before)
+}
+
 fn dependent(a: &[Access], b: &[Access]) -> bool {
     a.iter().any(|x| b.iter().any(|y| x.conflicts(y)))
 }
@@ -206,6 +219,11 @@ pub struct Dfs {
     by_value: bool,
     /// The task that took the current run's latest step.
     last_task: Option<usize>,
+    /// States by value on the current path, and the stack index of the node at each.
+    on_path: HashMap<u64, usize>,
+    /// Whether the preemption bound kept the search from some option: without that, a bounded
+    /// search that ends has explored every schedule.
+    cut_by_bound: bool,
 }
 
 impl Dfs {
@@ -226,14 +244,20 @@ impl Dfs {
             trace: TraceState::default(),
             by_value: false,
             last_task: None,
+            on_path: HashMap::new(),
+            cut_by_bound: false,
         }
     }
 
     /// With visited states, identifies a state by its values (object contents, task locals)
     /// rather than by its trace: for models whose state the engine sees whole
     /// (`Model::state_visible`).
+    ///
+    /// Plain DFS by value keeps no visited states but still watches its path for cycles (a
+    /// fair one is a livelock, an unfair one is cut); partial-order reduction stays by trace
+    /// (DPOR assumes runs that end).
     pub fn by_value(mut self) -> Self {
-        self.by_value = self.visited.is_some();
+        self.by_value = !self.partial_order;
         self
     }
 
@@ -365,7 +389,8 @@ impl Dfs {
         let mut requests: Vec<(usize, Request)> = Vec::new();
         for i in 0..steps {
             let p = task_of[i];
-            let prev = last_of[p];
+            // Before its first step, a task's program order starts at its spawn.
+            let prev = last_of[p].or_else(|| spawned_before(run, p, i));
             let mut races: Vec<usize> = Vec::new();
             for access in run.accesses.step(i) {
                 let obj = access.obj.0;
@@ -465,6 +490,35 @@ impl Dfs {
         }
     }
 
+    /// Drops the deepest node of the path.
+    fn pop(&mut self) {
+        let at = self.stack.len().saturating_sub(1);
+        if let Some(state) = self.stack.pop().and_then(|n| n.state) {
+            if self.on_path.get(&state) == Some(&at) {
+                self.on_path.remove(&state);
+            }
+        }
+    }
+
+    /// If the path from the node at `at` to the state now is a fair cycle (see `livelock.rs`),
+    /// the livelock's message.
+    fn fair_cycle(&self, at: usize, view: &PickView<'_>) -> Option<String> {
+        let cycle = self.stack[at..].iter().filter(|n| n.kind == Kind::Task);
+        let steps = cycle.clone().map(|n| PathStep {
+            enabled: &n.enabled,
+            chosen: n.chosen,
+        });
+        if !livelock::is_fair(steps) {
+            return None;
+        }
+        let start = self.stack[..at]
+            .iter()
+            .filter(|n| n.kind == Kind::Task)
+            .count();
+        let ran: Vec<&str> = cycle.map(|n| view.name(TaskId(n.chosen))).collect();
+        Some(livelock::message(start, view.step, &ran))
+    }
+
     /// Moves to the deepest node with an unexplored option.
     fn advance(&mut self) {
         while let Some(node) = self.stack.last_mut() {
@@ -478,7 +532,7 @@ impl Dfs {
                 node.chosen = o;
                 return;
             }
-            self.stack.pop();
+            self.pop();
         }
         self.exhausted = true;
     }
@@ -502,6 +556,7 @@ impl Dfs {
             done: BTreeSet::new(),
             sleep: Vec::new(),
             step_accesses: BTreeMap::new(),
+            state: None,
         });
         self.depth += 1;
         Ok(0)
@@ -543,13 +598,30 @@ impl Strategy for Dfs {
             Vec::new()
         };
         let mut only = None;
+        // By value, a schedule can come back to a state on its own path (a loop that changed
+        // nothing): a livelock if the cycle is fair, else a starving cycle to cut.
+        let value_state = view.state();
+        if let Some(state) = value_state {
+            if let Some(&at) = self.on_path.get(&state) {
+                if let Some(message) = self.fair_cycle(at, view) {
+                    return Err(Stop::Livelock(message));
+                }
+                // An unfair cycle: the visited states decide what is left, as for any
+                // state reached again (the first visit, still on the path, explores the rest);
+                // plain DFS cuts it, since that first visit explores every task.
+                if self.visited.is_none() {
+                    self.cut_short = true;
+                    return Err(Stop::Pruned);
+                }
+            }
+        }
         if !self.above_split(self.stack.len()) {
             if let Some(visited) = &self.visited {
                 // Under a bound, which task runs without a preemption is part of the state.
                 let running = current.filter(|_| self.preemption_bound.is_some());
-                let state = view.state().unwrap_or_else(|| self.trace.fingerprint());
+                let state = value_state.unwrap_or_else(|| self.trace.fingerprint());
                 let key = mix(state, running.map_or(0, |t| t.0 as u64 + 1));
-                match visited.visit(key, preemptions, sleep_mask(&sleep)) {
+                match visited.visit(key, preemptions, sleep_set(&sleep)) {
                     Visit::New => {}
                     Visit::Covered => {
                         self.cut_short = true;
@@ -569,13 +641,17 @@ impl Strategy for Dfs {
             done: BTreeSet::new(),
             sleep,
             step_accesses: BTreeMap::new(),
+            state: value_state,
         };
+        if !self.cut_by_bound {
+            self.cut_by_bound = view.enabled.iter().any(|t| !self.within_bound(&node, t.0));
+        }
         let candidates: Vec<usize> = view
             .enabled
             .iter()
             .map(|t| t.0)
             .filter(|t| !node.asleep(*t) && self.within_bound(&node, *t))
-            .filter(|t| only.is_none_or(|tasks| in_mask(tasks, *t)))
+            .filter(|t| only.as_ref().is_none_or(|tasks| tasks.contains(*t)))
             .collect();
         // Non-preemptive first: keep running the current task when it can.
         let Some(&first) = candidates
@@ -592,6 +668,10 @@ impl Strategy for Dfs {
         } else {
             candidates.into_iter().collect()
         };
+        if let Some(state) = value_state {
+            // The earliest visit on the path stands for the state (a cycle returns to it).
+            self.on_path.entry(state).or_insert(self.stack.len());
+        }
         self.stack.push(node);
         self.depth += 1;
         self.last_task = Some(first);
@@ -609,7 +689,9 @@ impl Strategy for Dfs {
     fn end_run(&mut self, run: &RunResult) {
         // Nodes past the point where the run stopped were never reached (a violation ends the
         // run early): drop them.
-        self.stack.truncate(self.depth);
+        while self.stack.len() > self.depth {
+            self.pop();
+        }
         if self.split.is_some() && self.split_root.is_none() {
             // A run that ends above the split is a subtree of its own.
             self.owned = self.claim_next();
@@ -634,6 +716,10 @@ impl Strategy for Dfs {
 
     fn pruned(&self) -> u64 {
         self.pruned
+    }
+
+    fn cut_by_bound(&self) -> bool {
+        self.cut_by_bound
     }
 
     fn counts_last_run(&self) -> bool {

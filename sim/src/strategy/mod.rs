@@ -3,6 +3,7 @@
 
 mod dfs;
 mod guided;
+mod livelock;
 mod pct;
 mod portfolio;
 mod random;
@@ -17,7 +18,7 @@ pub use pct::Pct;
 pub use portfolio::{Portfolio, PORTFOLIO_DEPTHS};
 pub use random::Random;
 pub use replay::Replay;
-pub use visited::Visited;
+pub use visited::{TaskSet, Visited};
 
 use crate::rt::TaskId;
 use crate::schedule::Divergence;
@@ -30,6 +31,8 @@ pub enum Stop {
     /// Every continuation from here is equivalent to one already explored (sleep sets, or a
     /// visited state).
     Pruned,
+    /// The run came back to a state on its own path by a fair cycle (see `livelock.rs`).
+    Livelock(String),
 }
 
 impl From<Divergence> for Stop {
@@ -93,6 +96,12 @@ pub trait Strategy {
     /// Runs cut short because they could only repeat an equivalent schedule (sleep sets).
     fn pruned(&self) -> u64 {
         0
+    }
+
+    /// Whether a preemption bound kept the search from some schedule (exhaustive strategies
+    /// only): a bounded search that ends without having cut one has explored them all.
+    fn cut_by_bound(&self) -> bool {
+        false
     }
 
     /// Whether the run that just ended is this exploration's to count (a split DFS walks

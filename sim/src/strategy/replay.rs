@@ -1,6 +1,9 @@
 //! Follows a recorded decision list. A recorded task that is not enabled (or a recorded value out
 //! of range) is a divergence naming the step. (The shrinker's lenient counterpart is `Guided`.)
 
+use std::collections::HashMap;
+
+use super::livelock::{self, PathStep};
 use super::{PickView, Stop, Strategy};
 use crate::rt::TaskId;
 use crate::schedule::{Decision, Divergence};
@@ -8,12 +11,49 @@ use crate::schedule::{Decision, Divergence};
 pub struct Replay {
     decisions: Vec<Decision>,
     next: usize,
+    /// Watch the run's states by value for a fair cycle, as DFS by value does (a livelock
+    /// found by DFS replays to the same violation at the same step).
+    watch_states: bool,
+    /// States by value met so far, and the step at which each was first met.
+    seen: HashMap<u64, usize>,
+    /// The tasks enabled at each step so far, and the one picked.
+    path: Vec<(Vec<TaskId>, usize)>,
 }
 
 impl Replay {
     /// Follows `decisions` exactly; anything else is a divergence.
     pub fn strict(decisions: Vec<Decision>) -> Self {
-        Replay { decisions, next: 0 }
+        Replay {
+            decisions,
+            next: 0,
+            watch_states: false,
+            seen: HashMap::new(),
+            path: Vec::new(),
+        }
+    }
+
+    /// Also reports a livelock where the run comes back to a state by a fair cycle: for models
+    /// that declare their state visible (`Model::state_visible`), whose DFS does the same.
+    pub fn watching_states(mut self, on: bool) -> Self {
+        self.watch_states = on;
+        self
+    }
+
+    fn fair_cycle(&self, view: &PickView<'_>) -> Option<String> {
+        let state = view.state()?;
+        let &start = self.seen.get(&state)?;
+        let cycle = self.path[start..].iter().map(|(enabled, chosen)| PathStep {
+            enabled,
+            chosen: *chosen,
+        });
+        if !livelock::is_fair(cycle) {
+            return None;
+        }
+        let ran: Vec<&str> = self.path[start..]
+            .iter()
+            .map(|(_, t)| view.name(TaskId(*t)))
+            .collect();
+        Some(livelock::message(start, view.step, &ran))
     }
 
     fn enabled_names(view: &PickView<'_>) -> String {
@@ -25,9 +65,23 @@ impl Replay {
 impl Strategy for Replay {
     fn begin_run(&mut self, _run: u64) {
         self.next = 0;
+        self.seen.clear();
+        self.path.clear();
+    }
+
+    fn wants_value_state(&self) -> bool {
+        self.watch_states
     }
 
     fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {
+        if self.watch_states {
+            if let Some(message) = self.fair_cycle(view) {
+                return Err(Stop::Livelock(message));
+            }
+            if let Some(state) = view.state() {
+                self.seen.entry(state).or_insert(self.path.len());
+            }
+        }
         let recorded = self.decisions.get(self.next);
         self.next += 1;
         let found = match recorded {
@@ -35,7 +89,12 @@ impl Strategy for Replay {
             _ => None,
         };
         match found {
-            Some(task) => Ok(*task),
+            Some(task) => {
+                if self.watch_states {
+                    self.path.push((view.enabled.to_vec(), task.0));
+                }
+                Ok(*task)
+            }
             None => Err(Stop::Diverged(Divergence {
                 step: view.step,
                 expected: match recorded {

@@ -119,7 +119,87 @@ impl TraceState {
     }
 }
 
-/// States whose continuations DFS has explored, with the fewest preemptions spent reaching each
+/// A set of tasks, by number: a bit mask up to task 63, a longer one past it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TaskSet {
+    Small(u64),
+    Large(Box<[u64]>),
+}
+
+impl Default for TaskSet {
+    fn default() -> Self {
+        TaskSet::Small(0)
+    }
+}
+
+impl TaskSet {
+    pub fn of(tasks: impl IntoIterator<Item = usize>) -> TaskSet {
+        let mut words: Vec<u64> = vec![0];
+        for t in tasks {
+            if words.len() <= t / 64 {
+                words.resize(t / 64 + 1, 0);
+            }
+            words[t / 64] |= 1 << (t % 64);
+        }
+        TaskSet::from_words(words)
+    }
+
+    fn from_words(mut words: Vec<u64>) -> TaskSet {
+        while words.len() > 1 && words.last() == Some(&0) {
+            words.pop();
+        }
+        match words.as_slice() {
+            [w] => TaskSet::Small(*w),
+            _ => TaskSet::Large(words.into_boxed_slice()),
+        }
+    }
+
+    fn words(&self) -> &[u64] {
+        match self {
+            TaskSet::Small(w) => std::slice::from_ref(w),
+            TaskSet::Large(ws) => ws,
+        }
+    }
+
+    pub fn contains(&self, task: usize) -> bool {
+        self.words()
+            .get(task / 64)
+            .is_some_and(|w| w >> (task % 64) & 1 == 1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words().iter().all(|w| *w == 0)
+    }
+
+    /// The tasks in `self` and not in `other`.
+    pub fn minus(&self, other: &TaskSet) -> TaskSet {
+        let (a, b) = (self.words(), other.words());
+        let words = a
+            .iter()
+            .enumerate()
+            .map(|(i, w)| w & !b.get(i).copied().unwrap_or(0))
+            .collect();
+        TaskSet::from_words(words)
+    }
+
+    /// The tasks in both.
+    pub fn and(&self, other: &TaskSet) -> TaskSet {
+        let (a, b) = (self.words(), other.words());
+        let words = a
+            .iter()
+            .enumerate()
+            .map(|(i, w)| w & b.get(i).copied().unwrap_or(0))
+            .collect();
+        TaskSet::from_words(words)
+    }
+}
+
+/// The tasks of a sleep set.
+pub fn sleep_set<A>(sleep: &[(usize, A)]) -> TaskSet {
+    TaskSet::of(sleep.iter().map(|(t, _)| *t))
+}
+
+/// States whose continuations DFS has explored/// States whose continuations DFS has explored, with the fewest preemptions spent reaching each
 /// (a state reached with more spent has fewer continuations within the bound). Parallel jobs
 /// share one: a state one job has reached, another need not explore again, since the first
 /// explores all its continuations (or leaves each to a job that reached it first, and so on
@@ -129,7 +209,7 @@ impl TraceState {
 /// rather than run into the step bound.
 pub struct Visited {
     /// State -> (preemptions spent, tasks asleep) of its covering visit.
-    shards: Vec<Mutex<HashMap<u64, (usize, u64)>>>,
+    shards: Vec<Mutex<HashMap<u64, (usize, TaskSet)>>>,
 }
 
 /// What a run reaching a state has left to explore from it.
@@ -139,22 +219,8 @@ pub enum Visit {
     New,
     /// Nothing: a visit with no more preemptions spent and no more tasks asleep covers it.
     Covered,
-    /// Only these tasks (a bit mask): asleep at the earlier visit, awake now.
-    Partly(u64),
-}
-
-/// The tasks of a sleep set as a bit mask; an empty set if one cannot be represented (which
-/// only makes the search explore more).
-pub fn sleep_mask<A>(sleep: &[(usize, A)]) -> u64 {
-    if sleep.iter().any(|(t, _)| *t >= 64) {
-        return 0;
-    }
-    sleep.iter().fold(0, |m, (t, _)| m | 1 << t)
-}
-
-/// Whether `task` is in the mask (tasks past 63 never are).
-pub fn in_mask(mask: u64, task: usize) -> bool {
-    task < 64 && mask >> task & 1 == 1
+    /// Only these tasks: asleep at the earlier visit, awake now.
+    Partly(TaskSet),
 }
 
 impl Default for Visited {
@@ -173,7 +239,7 @@ impl Visited {
     /// (sleep sets: their continuations are explored elsewhere), and says what is left to
     /// explore from it. An earlier visit explored every task it did not have asleep (within the
     /// bound); after this one, only the tasks asleep at both stay unexplored (Godefroid 1996).
-    pub fn visit(&self, key: u64, preemptions: usize, asleep: u64) -> Visit {
+    pub fn visit(&self, key: u64, preemptions: usize, asleep: TaskSet) -> Visit {
         let shard = &self.shards[(key >> 58) as usize % SHARDS];
         let mut states = shard.lock().expect("no job panics holding the lock");
         match states.get_mut(&key) {
@@ -186,10 +252,12 @@ impl Visited {
                 states.insert(key, (preemptions, asleep));
                 Visit::New
             }
-            Some((_, before)) if *before & !asleep == 0 => Visit::Covered,
             Some((_, before)) => {
-                let todo = *before & !asleep;
-                *before &= asleep;
+                let todo = before.minus(&asleep);
+                if todo.is_empty() {
+                    return Visit::Covered;
+                }
+                *before = before.and(&asleep);
                 Visit::Partly(todo)
             }
         }
