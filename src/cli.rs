@@ -174,7 +174,7 @@ pub struct ShrinkArgs {
 #[derive(clap::Args, Clone, Copy, Default)]
 pub struct ShrinkBudget {
     /// Shrinking: DFS runs for the searches below the 1-minimal count, 0 for none (default
-    /// 400). A run budget, so that a replay file does not depend on the machine's speed.
+    /// 2000). A run budget, so that a replay file does not depend on the machine's speed.
     #[arg(long)]
     pub shrink_runs: Option<u64>,
     /// Shrinking: wall-time cap on those searches, in seconds (default 10); a safety net for

@@ -21,6 +21,10 @@ pub struct ViolationReport {
     /// --no-shrink).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub minimality: Option<Minimality>,
+    /// Shrinking's search below the 1-minimal count was cut by its time cap, not its run
+    /// budget: the schedule may differ on another machine.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shrink_timed_out: bool,
     /// Of the schedule as found.
     pub found_steps: usize,
     pub found_preemptions: usize,
@@ -163,6 +167,9 @@ impl ScenarioReport {
             );
             let minimality = match v.minimality {
                 Some(Minimality::Minimum) => ", the minimum (proved)",
+                Some(Minimality::OneMinimal) if v.shrink_timed_out => {
+                    ", 1-minimal (fewer not ruled out: the search ran out of time)"
+                }
                 Some(Minimality::OneMinimal) => ", 1-minimal (fewer not ruled out)",
                 None => "",
             };

@@ -149,15 +149,20 @@ pub fn explore_one(
     };
     let shrink_options = args.shrink.options().map_err(anyhow::Error::msg)?;
     for found in &summary.violations {
-        let (run, shrunk_from, minimality) = if args.no_shrink {
-            (found.run.clone(), None, None)
+        let (run, shrunk_from, minimality, shrink_timed_out) = if args.no_shrink {
+            (found.run.clone(), None, None, false)
         } else {
             let shrunk = shrink_with(model, &found.run, &run_config, shrink_options);
             let from = ShrunkFrom {
                 steps: shrunk.before_steps,
                 preemptions: shrunk.before_preemptions,
             };
-            (shrunk.run, Some(from), Some(shrunk.minimality))
+            (
+                shrunk.run,
+                Some(from),
+                Some(shrunk.minimality),
+                shrunk.timed_out,
+            )
         };
         let file = ReplayFile {
             format: FORMAT_VERSION,
@@ -196,6 +201,7 @@ pub fn explore_one(
             steps: run.steps,
             preemptions: run.preemptions,
             minimality,
+            shrink_timed_out,
             found_steps: found.run.steps,
             found_preemptions: found.run.preemptions,
             replay_file: path.display().to_string(),

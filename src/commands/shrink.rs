@@ -38,12 +38,17 @@ pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
     let shrunk = shrink_with(model.as_ref(), &found, &config, options);
     let run = shrunk.run;
     println!(
-        "{path}: {} steps, {} preemptions -> {} steps, {} preemptions, {} ({} guided runs, {} DFS runs)",
+        "{path}: {} steps, {} preemptions -> {} steps, {} preemptions, {}{} ({} guided runs, {} DFS runs)",
         found.steps,
         found.preemptions,
         run.steps,
         run.preemptions,
         shrunk.minimality,
+        if shrunk.timed_out {
+            " (the search below ran out of time)"
+        } else {
+            ""
+        },
         shrunk.attempts,
         shrunk.dfs_runs
     );
