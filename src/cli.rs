@@ -177,7 +177,7 @@ pub struct ShrinkBudget {
     /// 2000). A run budget, so that a replay file does not depend on the machine's speed.
     #[arg(long)]
     pub shrink_runs: Option<u64>,
-    /// Shrinking: wall-time cap on those searches, in seconds (default 10); a safety net for
+    /// Shrinking: wall-time cap on those searches, in seconds (default 30); a safety net for
     /// slow models, which makes the result depend on the machine when it cuts a search.
     #[arg(long)]
     pub shrink_time: Option<f64>,

@@ -1,6 +1,7 @@
 //! Shrinking on a bug of known depth: for seeds 1..=10, the first failing random run on
 //! `broker-unbound-behind-access` (a 3-preemption bind race), its preemptions before and after
-//! shrinking, and the time shrinking took.
+//! shrinking (the guided 1-minimal passes alone, as before, and with the bounded DFS below the
+//! count), and the time shrinking took.
 //! `cargo run --release -p models --example shrink_depth [scenario] [strategy]`
 
 use std::path::Path;
@@ -8,6 +9,7 @@ use std::time::Instant;
 
 use sim::explore::Explorer;
 use sim::scenario::Scenario;
+use sim::shrink::{shrink_with, ShrinkOptions};
 use sim::strategy::StrategyKind;
 use sim::RunConfig;
 
@@ -40,22 +42,36 @@ fn main() {
             continue;
         };
         let start = Instant::now();
-        let shrunk = sim::shrink::shrink(model.as_ref(), &found.run, &config);
-        let elapsed = start.elapsed();
+        let old = shrink_with(
+            model.as_ref(),
+            &found.run,
+            &config,
+            ShrinkOptions::ONE_MINIMAL,
+        );
+        let old_ms = start.elapsed().as_secs_f64() * 1e3;
+        let start = Instant::now();
+        let new = shrink_with(
+            model.as_ref(),
+            &found.run,
+            &config,
+            ShrinkOptions::default(),
+        );
+        let new_ms = start.elapsed().as_secs_f64() * 1e3;
         println!(
-            "seed {seed:2}: {} run {:5}: {:2} preemptions ({} steps) -> {} ({} steps), {:7.1} ms, {} guided runs, {}, DFS runs {} at bounds {:?}{}",
+            "seed {seed:2}: {} in run {:5}: {:2} preemptions | 1-minimal only: {:2} ({} steps) in {:6.1} ms | with the search below: {} ({} steps, {}) in {:7.1} ms, {} DFS runs at bounds {:?}{}",
             found.invariant,
             found.first_run,
             found.run.preemptions,
-            found.run.steps,
-            shrunk.run.preemptions,
-            shrunk.run.steps,
-            elapsed.as_secs_f64() * 1e3,
-            shrunk.attempts,
-            shrunk.minimality,
-            shrunk.dfs_runs,
-            shrunk.dfs_bounds,
-            if shrunk.timed_out { " (timed out)" } else { "" },
+            old.run.preemptions,
+            old.run.steps,
+            old_ms,
+            new.run.preemptions,
+            new.run.steps,
+            new.minimality,
+            new_ms,
+            new.dfs_runs,
+            new.dfs_bounds,
+            if new.timed_out { " (timed out)" } else { "" },
         );
     }
 }
