@@ -87,6 +87,8 @@ pub struct BudgetArgs {
     /// Write failing schedules as found, without minimising them.
     #[arg(long)]
     pub no_shrink: bool,
+    #[command(flatten)]
+    pub shrink: ShrinkBudget,
     /// Parallel exploration threads (default: the machine's cores). Random/PCT: the same
     /// failing runs as one job's for the same seed and runs; DFS: jobs claim subtrees of one
     /// search, with the same violations, end states and exhaustiveness.
@@ -168,6 +170,39 @@ pub struct MutantsArgs {
 pub struct ShrinkArgs {
     /// The replay file to minimise (rewritten atomically).
     pub file: PathBuf,
+    #[command(flatten)]
+    pub shrink: ShrinkBudget,
+}
+
+/// How hard shrinking searches below a 1-minimal preemption count (bounded DFS at count - 1,
+/// then lower; an exhaustive search that finds nothing proves the count minimum).
+#[derive(clap::Args, Clone, Copy, Default)]
+pub struct ShrinkBudget {
+    /// Shrinking: DFS runs for the searches below the 1-minimal count, 0 for none (default
+    /// 2000). A run budget, so that a replay file does not depend on the machine's speed.
+    #[arg(long)]
+    pub shrink_runs: Option<u64>,
+    /// Shrinking: wall-time cap on those searches, in seconds (default 30); a safety net for
+    /// slow models, which makes the result depend on the machine when it cuts a search.
+    #[arg(long)]
+    pub shrink_time: Option<f64>,
+}
+
+impl ShrinkBudget {
+    pub fn options(&self) -> Result<sim::shrink::ShrinkOptions, String> {
+        let defaults = sim::shrink::ShrinkOptions::default();
+        let time = match self.shrink_time {
+            Some(t) if !(t.is_finite() && t >= 0.0) => {
+                return Err("--shrink-time must be a number of seconds".into())
+            }
+            Some(t) => std::time::Duration::from_secs_f64(t),
+            None => defaults.time,
+        };
+        Ok(sim::shrink::ShrinkOptions {
+            runs: self.shrink_runs.unwrap_or(defaults.runs),
+            time,
+        })
+    }
 }
 
 #[derive(clap::Args)]
@@ -220,6 +255,8 @@ pub struct CiArgs {
     /// The replay-file corpus to re-run first.
     #[arg(long, default_value = "seeds")]
     pub seeds: PathBuf,
+    #[command(flatten)]
+    pub shrink: ShrinkBudget,
 }
 
 #[derive(clap::Args)]

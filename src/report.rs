@@ -1,5 +1,6 @@
 //! Exploration reports: one per scenario, as text for people and JSON for machines.
 
+use sim::shrink::Minimality;
 use sim::strategy::Reduction;
 use std::fmt::Write as _;
 
@@ -16,6 +17,14 @@ pub struct ViolationReport {
     /// Of the minimised schedule (as found, with --no-shrink).
     pub steps: usize,
     pub preemptions: usize,
+    /// What shrinking proved of `preemptions`: `minimum` or only `1-minimal` (absent with
+    /// --no-shrink).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimality: Option<Minimality>,
+    /// Shrinking's search below the 1-minimal count was cut by its time cap, not its run
+    /// budget: the schedule may differ on another machine.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shrink_timed_out: bool,
     /// Of the schedule as found.
     pub found_steps: usize,
     pub found_preemptions: usize,
@@ -167,9 +176,17 @@ impl ScenarioReport {
                 "  violation {}: first in run {} ({} runs broke it, first after {:.1} ms)",
                 v.invariant, v.first_run, v.count, v.time_to_first_ms
             );
+            let minimality = match v.minimality {
+                Some(Minimality::Minimum) => ", the minimum (proved)",
+                Some(Minimality::OneMinimal) if v.shrink_timed_out => {
+                    ", 1-minimal (fewer not ruled out: the search ran out of time)"
+                }
+                Some(Minimality::OneMinimal) => ", 1-minimal (fewer not ruled out)",
+                None => "",
+            };
             let _ = writeln!(
                 out,
-                "    schedule: {} steps, {} preemptions (as found: {} steps, {} preemptions)",
+                "    schedule: {} steps, {} preemptions{minimality} (as found: {} steps, {} preemptions)",
                 v.steps, v.preemptions, v.found_steps, v.found_preemptions
             );
             let _ = writeln!(out, "    {}", v.message);

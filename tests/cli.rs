@@ -324,12 +324,19 @@ fn shrink_minimises_a_replay_file_in_place() {
     let file = v["replay_file"].as_str().unwrap().to_string();
     let before: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    let s = braid(&["shrink", &file]);
+    assert!(before.get("minimality").is_none());
+    // A generous time cap: the run budget decides, so the result is the same on any machine.
+    let s = braid(&["shrink", &file, "--shrink-time", "600"]);
     assert_eq!(code(&s), 1, "{}", stderr(&s));
     let after: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert!(after["preemptions"].as_u64() < before["preemptions"].as_u64());
     assert_eq!(after["shrunk_from"]["preemptions"], before["preemptions"]);
+    // The race needs 3 preemptions: the search below the 1-minimal count gets there and
+    // proves it.
+    assert_eq!(after["preemptions"], 3);
+    assert_eq!(after["minimality"], "minimum");
+    assert!(String::from_utf8_lossy(&s.stdout).contains("3 preemptions, minimum"));
     assert_eq!(
         after["violation"]["invariant"],
         before["violation"]["invariant"]
@@ -337,6 +344,34 @@ fn shrink_minimises_a_replay_file_in_place() {
     let replay = braid(&["replay", &file]);
     assert_eq!(code(&replay), 1);
     assert!(String::from_utf8_lossy(&replay.stdout).contains("reproduced: delivery-order"));
+    // `braid explore` shrinks the same found run to the same file, and reports the proof.
+    let shrunk_dir = tempfile::tempdir().unwrap();
+    let o = braid(&[
+        "explore",
+        "broker-unbound-behind-access",
+        "--shrink-time",
+        "600",
+        "--out",
+        shrunk_dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("3 preemptions, the minimum (proved)"),
+        "{text}"
+    );
+    // (Named by the shrunk schedule's digest, where the --no-shrink file is named by the
+    // schedule as found.)
+    let explored = std::fs::read_dir(shrunk_dir.path().join("broker-unbound-behind-access"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(
+        std::fs::read_to_string(explored).unwrap(),
+        std::fs::read_to_string(&file).unwrap()
+    );
 }
 
 fn summary_key(r: &serde_json::Value) -> String {

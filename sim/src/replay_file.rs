@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::schedule::Decision;
+use crate::shrink::Minimality;
 use crate::Violation;
 
 /// The format this braid writes. It reads every format up to this one: a format 1 file
@@ -67,6 +68,11 @@ pub struct ReplayFile {
     pub violation: Violation,
     pub steps: usize,
     pub preemptions: usize,
+    /// What shrinking proved of `preemptions`: `minimum` (no schedule with fewer breaks this
+    /// invariant) or `1-minimal` (no single preemption can go; fewer not ruled out). Absent
+    /// when the schedule was not shrunk, and in files from before braid recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimality: Option<Minimality>,
     /// The size of the schedule as found, before minimisation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shrunk_from: Option<ShrunkFrom>,

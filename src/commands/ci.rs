@@ -146,6 +146,7 @@ pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
         time: args.time,
         check_determinism: true,
         no_shrink: false,
+        shrink: args.shrink,
         jobs: None,
         shard: args.shard,
         deepening: None,

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use sim::explore::{Explorer, Progress};
 use sim::replay_file::{digest_hex, FoundBy, ReplayFile, ShrunkFrom, FORMAT_VERSION};
 use sim::scenario::{parse_strategy, Scenario};
-use sim::shrink::shrink;
+use sim::shrink::shrink_with;
 use sim::strategy::Reduction;
 use sim::RunConfig;
 
@@ -150,16 +150,22 @@ pub fn explore_one(
         trace: false,
         record_accesses: false,
     };
+    let shrink_options = args.shrink.options().map_err(anyhow::Error::msg)?;
     for found in &summary.violations {
-        let (run, shrunk_from) = if args.no_shrink {
-            (found.run.clone(), None)
+        let (run, shrunk_from, minimality, shrink_timed_out) = if args.no_shrink {
+            (found.run.clone(), None, None, false)
         } else {
-            let shrunk = shrink(model, &found.run, &run_config);
+            let shrunk = shrink_with(model, &found.run, &run_config, shrink_options);
             let from = ShrunkFrom {
                 steps: shrunk.before_steps,
                 preemptions: shrunk.before_preemptions,
             };
-            (shrunk.run, Some(from))
+            (
+                shrunk.run,
+                Some(from),
+                Some(shrunk.minimality),
+                shrunk.timed_out,
+            )
         };
         let file = ReplayFile {
             format: FORMAT_VERSION,
@@ -181,6 +187,7 @@ pub fn explore_one(
                 .expect("a found violation's run violates"),
             steps: run.steps,
             preemptions: run.preemptions,
+            minimality,
             shrunk_from,
             digest: digest_hex(run.digest),
             decisions: run.decisions(),
@@ -196,6 +203,8 @@ pub fn explore_one(
             time_to_first_ms: found.time_to_first.as_secs_f64() * 1e3,
             steps: run.steps,
             preemptions: run.preemptions,
+            minimality,
+            shrink_timed_out,
             found_steps: found.run.steps,
             found_preemptions: found.run.preemptions,
             replay_file: path.display().to_string(),

@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use sim::replay_file::{digest_hex, ReplayFile, ShrunkFrom, FORMAT_VERSION};
-use sim::shrink::shrink;
+use sim::shrink::shrink_with;
 use sim::strategy::Replay;
 use sim::{run_once, RunConfig, RunOutcome};
 
@@ -34,11 +34,23 @@ pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
             file.violation.invariant
         ),
     }
-    let shrunk = shrink(model.as_ref(), &found, &config);
+    let options = args.shrink.options().map_err(anyhow::Error::msg)?;
+    let shrunk = shrink_with(model.as_ref(), &found, &config, options);
     let run = shrunk.run;
     println!(
-        "{path}: {} steps, {} preemptions -> {} steps, {} preemptions ({} guided runs)",
-        found.steps, found.preemptions, run.steps, run.preemptions, shrunk.attempts
+        "{path}: {} steps, {} preemptions -> {} steps, {} preemptions, {}{} ({} guided runs, {} DFS runs)",
+        found.steps,
+        found.preemptions,
+        run.steps,
+        run.preemptions,
+        shrunk.minimality,
+        if shrunk.timed_out {
+            " (the search below ran out of time)"
+        } else {
+            ""
+        },
+        shrunk.attempts,
+        shrunk.dfs_runs
     );
     file.shrunk_from.get_or_insert(ShrunkFrom {
         steps: found.steps,
@@ -50,6 +62,7 @@ pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
         .expect("shrinking keeps the violation");
     file.steps = run.steps;
     file.preemptions = run.preemptions;
+    file.minimality = Some(shrunk.minimality);
     // Written in this braid's format, with its digest.
     file.format = FORMAT_VERSION;
     file.digest = digest_hex(run.digest);
