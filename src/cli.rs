@@ -84,6 +84,11 @@ pub struct BudgetArgs {
     /// Re-run a sample of schedules (and every first failure) and fail on any trace difference.
     #[arg(long)]
     pub check_determinism: bool,
+    /// DFS: after a reduced search, re-explore a seeded sample of the branches its reduction
+    /// pruned by plain DFS, and fail if any reaches an end state or violation the reduced search
+    /// did not (a model that breaks what it declares, or an unsound reduction).
+    #[arg(long)]
+    pub audit_reduction: bool,
     /// Write failing schedules as found, without minimising them.
     #[arg(long)]
     pub no_shrink: bool,

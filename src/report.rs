@@ -81,6 +81,21 @@ pub struct ScenarioReport {
     pub expected: String,
     pub matches_expectation: bool,
     pub violations: Vec<ViolationReport>,
+    /// With --audit-reduction: the pruned branches re-explored by plain DFS, and what they
+    /// reached that the reduced search did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<AuditSummary>,
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+pub struct AuditSummary {
+    /// Branches the reduction pruned in all.
+    pub pruned_branches: u64,
+    /// Of them, re-explored (a seeded sample), and how many of those to the end of their subtree.
+    pub audited: usize,
+    pub complete: usize,
+    pub runs: u64,
+    pub misses: Vec<String>,
 }
 
 impl ScenarioReport {
@@ -170,6 +185,17 @@ impl ScenarioReport {
                 "NOT AS EXPECTED"
             }
         );
+        if let Some(a) = &self.audit {
+            let verdict = match a.misses.is_empty() {
+                true => "nothing missed".to_string(),
+                false => format!("FAILED: the reduced search missed {}", a.misses.join("; ")),
+            };
+            let _ = writeln!(
+                out,
+                "  reduction audit: {} of {} pruned branches re-explored by plain DFS ({} to the end, {} runs): {verdict}",
+                a.audited, a.pruned_branches, a.complete, a.runs
+            );
+        }
         for v in &self.violations {
             let _ = writeln!(
                 out,

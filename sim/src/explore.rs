@@ -62,6 +62,12 @@ pub struct Summary {
     pub pruned: u64,
     /// Distinct end states (each task's event sequence): equal for equivalent schedules.
     pub end_states: BTreeSet<u64>,
+    /// A seeded sample of the branches the reduction pruned (with `Explorer::audit`), and how
+    /// many it pruned in all.
+    pub pruned_sample: Vec<crate::strategy::Branch>,
+    pub pruned_branches: u64,
+    /// The reduction audit's findings (with `Explorer::audit`).
+    pub audit: Option<crate::audit::AuditReport>,
     /// Trace digests of the runs (their count is `distinct_schedules`), kept so that the
     /// summaries of parallel jobs and shards merge exactly.
     pub digests: BTreeSet<u64>,
@@ -81,6 +87,8 @@ impl Summary {
             total.max_tasks_seen = total.max_tasks_seen.max(p.max_tasks_seen);
             total.determinism_checked += p.determinism_checked;
             total.pruned += p.pruned;
+            total.pruned_sample.extend(p.pruned_sample);
+            total.pruned_branches += p.pruned_branches;
             total.proved_bound = match (total.exhaustive, p.exhaustive) {
                 (true, true) => None,
                 (true, false) => p.proved_bound,
@@ -128,6 +136,8 @@ impl Summary {
         self.max_tasks_seen = self.max_tasks_seen.max(next.max_tasks_seen);
         self.determinism_checked += next.determinism_checked;
         self.pruned += next.pruned;
+        self.pruned_sample.extend(next.pruned_sample);
+        self.pruned_branches += next.pruned_branches;
         for f in next.violations {
             match self.violations.iter_mut().find(|t| t.invariant == f.invariant) {
                 Some(t) => t.count += f.count,
@@ -230,6 +240,10 @@ pub struct Explorer<'m> {
     deepening: Option<bool>,
     /// At most this many runs, pruned ones included (a deepening level's share).
     max_attempts: Option<u64>,
+    /// Pruned branches to re-explore without reduction after the search (`audit`).
+    audit: usize,
+    /// Sample them only: a caller audits.
+    sampling_only: bool,
 }
 
 type ProgressFn<'m> = Box<dyn FnMut(&Progress) + 'm>;
@@ -260,6 +274,8 @@ impl<'m> Explorer<'m> {
             visited: None,
             deepening: None,
             max_attempts: None,
+            audit: 0,
+            sampling_only: false,
         }
     }
 
@@ -332,6 +348,24 @@ impl<'m> Explorer<'m> {
         self
     }
 
+    /// After a reduced DFS, re-explore a seeded sample of `branches` of the schedules its
+    /// reduction pruned, by plain DFS, and report any end state or violation the reduced search
+    /// did not reach (`Summary::audit`): a check that the model honours what it declared
+    /// (`Model::reduction_safe`, `Model::state_visible`, checkpoints naming every local), and
+    /// that the reduction is sound on it.
+    pub fn audit(mut self, branches: usize) -> Self {
+        self.audit = branches;
+        self
+    }
+
+    /// Samples pruned branches as `audit` would, without auditing them here (the levels of a
+    /// deepening, the jobs of a parallel search: their caller audits the merged sample).
+    fn sampling(mut self, branches: usize) -> Self {
+        self.audit = branches;
+        self.sampling_only = true;
+        self
+    }
+
     fn deepens(&self) -> bool {
         let unbounded = matches!(
             self.strategy,
@@ -400,6 +434,7 @@ impl<'m> Explorer<'m> {
                 .stop_on_first(self.stop_on_first)
                 .jobs(self.jobs)
                 .deepening(false)
+                .sampling(self.audit)
                 .on_progress(|p: &Progress| {
                     if let Some(f) = progress.borrow_mut().as_mut() {
                         f(&Progress {
@@ -462,7 +497,21 @@ impl<'m> Explorer<'m> {
         longest
     }
 
-    pub fn run(mut self) -> Result<Summary, ExploreError> {
+    pub fn run(self) -> Result<Summary, ExploreError> {
+        let (model, audit, seed, max_steps) = (self.model, self.audit, self.seed, self.max_steps);
+        let stop_on_first = self.stop_on_first || self.sampling_only;
+        let mut summary = self.search()?;
+        let reduced = matches!(
+            summary.strategy,
+            StrategyKind::Dfs { reduction, .. } if reduction != Reduction::None
+        );
+        if audit > 0 && reduced && !stop_on_first {
+            summary.audit = Some(crate::audit::audit(model, &summary, seed, max_steps));
+        }
+        Ok(summary)
+    }
+
+    fn search(mut self) -> Result<Summary, ExploreError> {
         // Both reductions are sound only on models whose shared state the engine sees.
         if let StrategyKind::Dfs {
             preemption_bound,
@@ -522,6 +571,9 @@ impl<'m> Explorer<'m> {
             pruned: 0,
             end_states: BTreeSet::new(),
             digests: BTreeSet::new(),
+            pruned_sample: Vec::new(),
+            pruned_branches: 0,
+            audit: None,
         };
         let mut run = self.first_run;
         loop {
@@ -601,6 +653,7 @@ impl<'m> Explorer<'m> {
         }
         summary.elapsed = start.elapsed();
         summary.pruned = strategy.pruned();
+        (summary.pruned_sample, summary.pruned_branches) = strategy.pruned_branches();
         summary.distinct_schedules = digests.len();
         summary.digests = digests;
         summary.violations = violations;
@@ -616,7 +669,7 @@ impl<'m> Explorer<'m> {
         else {
             return self.strategy.build(self.seed, steps_estimate);
         };
-        let mut dfs = Dfs::new(preemption_bound, reduction);
+        let mut dfs = Dfs::new(preemption_bound, reduction).sampling_pruned(self.audit, self.seed);
         if self.model.state_visible() {
             dfs = dfs.by_value();
         }
@@ -663,6 +716,7 @@ impl<'m> Explorer<'m> {
             self.first_run,
             self.stride,
         );
+        let audit = self.audit;
         let (max_steps, check, stop, time) = (
             self.max_steps,
             self.check_determinism,
@@ -697,6 +751,8 @@ impl<'m> Explorer<'m> {
                         if let Some(t) = time {
                             job = job.time(t);
                         }
+                        job.audit = audit;
+                        job.sampling_only = true;
                         job.subtree_claims = claims;
                         job.visited = visited;
                         let summary = job.run();

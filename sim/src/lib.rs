@@ -3,6 +3,7 @@
 //! a scheduling point, and a [`Strategy`](strategy::Strategy) — not madsim — picks which task
 //! runs at each one. Runs are judged by [`invariant`]s over the model's [`History`].
 
+pub mod audit;
 pub mod check;
 pub mod explore;
 pub mod history;

@@ -73,6 +73,9 @@ pub struct RunResult {
     /// Per task, the step during which its parent spawned it (`None`: spawned by the setup): a
     /// child's steps happen after its spawn.
     pub spawned_at: Vec<Option<usize>>,
+    /// The operations tasks were parked on when the run ended, by task, with their object
+    /// (when `RunConfig::record_accesses`): they never ran, but they race all the same.
+    pub pending: Vec<(usize, crate::rt::ObjId)>,
     pub trace: Option<Trace>,
 }
 
@@ -148,6 +151,16 @@ pub fn run_once(
         end_state: exec.end_state(),
         accesses: exec.accesses.take().unwrap_or_default(),
         spawned_at: std::mem::take(&mut exec.spawned_at),
+        pending: match config.record_accesses {
+            true => exec
+                .tasks
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| !t.finished)
+                .filter_map(|(i, t)| Some((i, t.pending?.object()?)))
+                .collect(),
+            false => Vec::new(),
+        },
         trace: exec.trace.take(),
     };
     let mut strategy = exec.into_strategy();

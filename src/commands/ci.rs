@@ -65,7 +65,15 @@ fn prove(
         None => "with no preemption bound".into(),
     };
     let first = report.violations.first();
+    let audit_misses = report.audit.as_ref().map_or(0, |a| a.misses.len());
     let (ok, message) = match first {
+        _ if audit_misses > 0 => (
+            false,
+            format!(
+                "reduction audit failed: {}",
+                report.audit.as_ref().map_or(String::new(), |a| a.misses.join("; "))
+            ),
+        ),
         Some(v) => (false, format!("violated {} {bound}", v.invariant)),
         None if report.runs == 0 => (
             false,
@@ -150,6 +158,7 @@ pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
         jobs: None,
         shard: args.shard,
         deepening: None,
+        audit_reduction: false,
     };
     let mut cases = Vec::new();
 
@@ -282,6 +291,7 @@ pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
         shard: None,
         check_determinism: false,
         deepening: Some(false),
+        audit_reduction: true,
         ..budget
     };
     let fixed = built.iter().filter(|(s, _)| s.expected == Expected::Holds);

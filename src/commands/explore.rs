@@ -14,7 +14,7 @@ use sim::strategy::Reduction;
 use sim::RunConfig;
 
 use crate::cli::{BudgetArgs, Cli, ExploreArgs, Format, StrategyArg};
-use crate::report::{ScenarioReport, ViolationReport};
+use crate::report::{AuditSummary, ScenarioReport, ViolationReport};
 use crate::Verdict;
 
 pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
@@ -132,6 +132,9 @@ pub fn explore_one(
     if let Some(on) = args.deepening {
         explorer = explorer.deepening(on);
     }
+    if args.audit_reduction {
+        explorer = explorer.audit(AUDITED_BRANCHES);
+    }
     if let Some(bar) = &bar {
         explorer = explorer.on_progress(|p: &Progress| {
             bar.set_position(p.runs);
@@ -151,7 +154,25 @@ pub fn explore_one(
         record_accesses: false,
     };
     let shrink_options = args.shrink.options().map_err(anyhow::Error::msg)?;
-    for found in &summary.violations {
+    // A violation the audit reached below a pruned branch is a violation of the model all
+    // the same: reported, and written, like any other.
+    let audit = summary.audit.as_ref();
+    let missed_violations: Vec<sim::explore::Found> = audit
+        .into_iter()
+        .flat_map(|a| &a.misses)
+        .filter_map(|m| {
+            let v = m.run.violation()?;
+            Some(sim::explore::Found {
+                invariant: v.invariant.clone(),
+                message: format!("{} (found by the reduction audit)", v.message),
+                first_run: 0,
+                count: 1,
+                time_to_first: Duration::ZERO,
+                run: m.run.clone(),
+            })
+        })
+        .collect();
+    for found in summary.violations.iter().chain(&missed_violations) {
         let (run, shrunk_from, minimality, shrink_timed_out) = if args.no_shrink {
             (found.run.clone(), None, None, false)
         } else {
@@ -216,7 +237,9 @@ pub fn explore_one(
         (true, true) => "inconclusive",
         (true, false) => "holds",
     };
+    let audit_passed = audit.is_none_or(|a| a.passed());
     let matches_expectation = outcome != "inconclusive"
+        && audit_passed
         && scenario
             .expected
             .matches(violations.iter().map(|v| v.invariant.as_str()));
@@ -262,8 +285,18 @@ pub fn explore_one(
         expected: scenario.expected.to_string(),
         matches_expectation,
         violations,
+        audit: audit.map(|a| AuditSummary {
+            pruned_branches: a.pruned,
+            audited: a.audited,
+            complete: a.complete,
+            runs: a.runs,
+            misses: a.misses.iter().map(|m| m.what.clone()).collect(),
+        }),
     })
 }
+
+/// Pruned branches the reduction audit re-explores (a seeded sample).
+const AUDITED_BRANCHES: usize = 32;
 
 /// A progress bar on a terminal; none when stderr is piped (or JSON goes to stdout).
 fn progress_bar(name: &str, runs: Option<u64>) -> Option<ProgressBar> {

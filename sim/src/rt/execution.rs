@@ -231,13 +231,17 @@ impl Execution {
     }
 
     /// A hash of every task's event sequence: schedules that differ only in the order of
-    /// independent steps have the same end state.
+    /// independent steps have the same end state. Tasks count by name, not by number, and
+    /// without the suffix that tells namesakes apart (`handler#2`): two tasks spawning in
+    /// either order only swap their children's numbers and suffixes.
     pub(crate) fn end_state(&self) -> u64 {
-        let mut h = Digest::default();
-        for e in &self.task_events {
-            h.write_u64(*e);
-        }
-        h.finish()
+        let setup = self.task_events.first().copied().unwrap_or(0);
+        let tasks = self.tasks.iter().enumerate().map(|(i, t)| {
+            let events = self.task_events.get(i + 1).copied().unwrap_or(0);
+            super::digest::mix(super::digest::of(base_name(&t.name)), events)
+        });
+        let sum = tasks.fold(0u64, |sum, t| sum.wrapping_add(t));
+        super::digest::mix(setup, sum)
     }
 
     /// Attaches an effect ("acquired", "Full", "popped p1#1") to the last step, when tracing.
@@ -510,5 +514,13 @@ impl Execution {
             let _ = write!(stuck, " (idle: {idle})");
         }
         self.violate("deadlock", format!("no task can run: {stuck}"));
+    }
+}
+
+/// A task's name without the `#n` that `add_task` appends to a namesake's.
+fn base_name(name: &str) -> &str {
+    match name.rsplit_once('#') {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => name,
     }
 }

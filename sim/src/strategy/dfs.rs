@@ -48,7 +48,7 @@ enum Kind {
     Choice { n: usize },
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Node {
     kind: Kind,
     /// Enabled tasks at this state (task nodes).
@@ -69,6 +69,9 @@ struct Node {
     step_accesses: BTreeMap<usize, Vec<Access>>,
     /// The state by value before this step (task nodes, when searching by value).
     state: Option<u64>,
+    /// Explored tasks whose step here drew a `choose` value: what such a step accesses depends
+    /// on the value, so one run's accesses cannot stand for it in a sleep set.
+    choosers: BTreeSet<usize>,
 }
 
 impl Node {
@@ -224,6 +227,58 @@ pub struct Dfs {
     /// Whether the preemption bound kept the search from some option: without that, a bounded
     /// search that ends has explored every schedule.
     cut_by_bound: bool,
+    /// A seeded sample of the branches the reduction pruned, for an audit (`crate::audit`).
+    pruned_sample: Option<PrunedSample>,
+}
+
+/// A path into the search tree: the decisions down to a branch, with what a search below it
+/// needs to know of each (enabled tasks, the running task, preemptions spent, state).
+#[derive(Clone, Debug)]
+pub struct Branch {
+    nodes: Vec<Node>,
+    /// The preemption bound of the search that pruned it.
+    pub bound: Option<usize>,
+}
+
+impl Branch {
+    /// Decisions on the path.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+}
+
+/// Reservoir sampling (Vitter's algorithm R) over pruned branches: each of the `seen` branches
+/// is kept with equal probability, from a seeded stream.
+struct PrunedSample {
+    rng: rand_chacha::ChaCha8Rng,
+    keep: usize,
+    seen: u64,
+    kept: Vec<Branch>,
+}
+
+impl PrunedSample {
+    /// Whether the next pruned branch goes into the sample, and where.
+    fn slot(&mut self) -> Option<usize> {
+        use rand::Rng;
+        self.seen += 1;
+        if self.kept.len() < self.keep {
+            return Some(self.kept.len());
+        }
+        let j = self.rng.gen_range(0..self.seen);
+        (j < self.keep as u64).then_some(j as usize)
+    }
+
+    fn put(&mut self, at: usize, branch: Branch) {
+        if at == self.kept.len() {
+            self.kept.push(branch);
+        } else {
+            self.kept[at] = branch;
+        }
+    }
 }
 
 impl Dfs {
@@ -246,6 +301,7 @@ impl Dfs {
             last_task: None,
             on_path: HashMap::new(),
             cut_by_bound: false,
+            pruned_sample: None,
         }
     }
 
@@ -259,6 +315,91 @@ impl Dfs {
     pub fn by_value(mut self) -> Self {
         self.by_value = !self.partial_order;
         self
+    }
+
+    /// Keeps a seeded sample of up to `keep` branches that the reduction pruned (see
+    /// `pruned_branches`).
+    pub fn sampling_pruned(mut self, keep: usize, seed: u64) -> Self {
+        self.pruned_sample = (keep > 0).then(|| PrunedSample {
+            rng: super::run_rng(seed, u64::MAX),
+            keep,
+            seen: 0,
+            kept: Vec::new(),
+        });
+        self
+    }
+
+    /// The sampled pruned branches, and how many branches were pruned in all.
+    pub fn pruned_branches(&self) -> (Vec<Branch>, u64) {
+        self.pruned_sample
+            .as_ref()
+            .map_or((Vec::new(), 0), |s| (s.kept.clone(), s.seen))
+    }
+
+    /// A search of every schedule below `branch` only (its decisions are followed, then every
+    /// continuation explored).
+    pub fn below(mut self, branch: &Branch) -> Self {
+        let mut on_path = HashMap::new();
+        self.stack = branch
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                if let Some(state) = n.state {
+                    on_path.entry(state).or_insert(i);
+                }
+                Node {
+                    backtrack: BTreeSet::from([n.chosen]),
+                    done: BTreeSet::new(),
+                    sleep: Vec::new(),
+                    step_accesses: BTreeMap::new(),
+                    ..n.clone()
+                }
+            })
+            .collect();
+        self.on_path = on_path;
+        self
+    }
+
+    /// The current path down to the node at `depth`, then `option` there.
+    fn branch_to(&self, depth: usize, option: Option<usize>) -> Branch {
+        let mut nodes: Vec<Node> = self.stack[..depth]
+            .iter()
+            .map(|n| Node {
+                backtrack: BTreeSet::new(),
+                done: BTreeSet::new(),
+                sleep: Vec::new(),
+                step_accesses: BTreeMap::new(),
+                ..n.clone()
+            })
+            .collect();
+        if let Some(o) = option {
+            let n = &self.stack[depth];
+            nodes.push(Node {
+                chosen: o,
+                backtrack: BTreeSet::new(),
+                done: BTreeSet::new(),
+                sleep: Vec::new(),
+                step_accesses: BTreeMap::new(),
+                ..n.clone()
+            });
+        }
+        Branch {
+            nodes,
+            bound: self.preemption_bound,
+        }
+    }
+
+    /// Notes a branch the reduction pruned: the run cut at the current path's end (`option`
+    /// `None`), or `option` left unexplored at the node at `depth`.
+    fn note_pruned(&mut self, depth: usize, option: Option<usize>) {
+        let Some(slot) = self.pruned_sample.as_mut().and_then(PrunedSample::slot) else {
+            return;
+        };
+        let branch = self.branch_to(depth, option);
+        if let Some(sample) = &mut self.pruned_sample {
+            sample.put(slot, branch);
+        }
     }
 
     /// Explores only the subtrees `split.claim` accepts.
@@ -358,7 +499,7 @@ impl Dfs {
             .chain(
                 node.done
                     .iter()
-                    .filter(|t| **t != node.chosen)
+                    .filter(|t| **t != node.chosen && !node.choosers.contains(t))
                     .filter_map(|t| node.step_accesses.get(t).map(|a| (*t, a.clone()))),
             )
             .filter(|(t, acc)| *t != node.chosen && !dependent(acc, prev))
@@ -431,6 +572,35 @@ impl Dfs {
                 if bounded {
                     // The last context switch before j, where letting p go first costs no
                     // extra preemption (see the module docs).
+                    let switch = (1..j)
+                        .rev()
+                        .find(|&k| task_of[k - 1] != task_of[k])
+                        .unwrap_or(0);
+                    requests.push((nodes[switch], Request::Task(p)));
+                }
+            }
+        }
+        // Operations parked at the run's end (a blocked task, or one the run stopped before,
+        // at a violation) never ran, yet they race too: with an earlier conflicting step at
+        // which their task was already enabled, it could have gone first there.
+        for &(p, obj) in &run.pending {
+            let prev = last_of
+                .get(p)
+                .copied()
+                .flatten()
+                .or_else(|| spawned_before(run, p, steps));
+            let Some(accesses) = by_object.get(obj.0) else {
+                continue;
+            };
+            for &(j, _) in accesses {
+                if task_of[j] == p || prev.is_some_and(|l| hb.before(j, l)) {
+                    continue;
+                }
+                if !self.stack[nodes[j]].enabled.iter().any(|t| t.0 == p) {
+                    continue;
+                }
+                requests.push((nodes[j], Request::Task(p)));
+                if bounded {
                     let switch = (1..j)
                         .rev()
                         .find(|&k| task_of[k - 1] != task_of[k])
@@ -532,6 +702,19 @@ impl Dfs {
                 node.chosen = o;
                 return;
             }
+            if self.pruned_sample.is_some() && self.owned {
+                // Tasks the reduction never let go first here (asleep, or no race asked).
+                let node = &self.stack[self.stack.len() - 1];
+                let skipped: Vec<usize> = node
+                    .enabled
+                    .iter()
+                    .map(|t| t.0)
+                    .filter(|t| !node.done.contains(t) && self.within_bound(node, *t))
+                    .collect();
+                for t in skipped {
+                    self.note_pruned(self.stack.len() - 1, Some(t));
+                }
+            }
             self.pop();
         }
         self.exhausted = true;
@@ -539,6 +722,12 @@ impl Dfs {
 
     /// The value for a `choose`: replayed on the path's prefix, else the first of a new node.
     fn choose_value(&mut self, n: usize) -> Result<usize, Stop> {
+        if let Some(parent) = self.depth.checked_sub(1) {
+            let node = &mut self.stack[parent];
+            if node.kind == Kind::Task {
+                node.choosers.insert(node.chosen);
+            }
+        }
         self.enter_subtree()?;
         if self.depth < self.stack.len() {
             let node = &self.stack[self.depth];
@@ -557,6 +746,7 @@ impl Dfs {
             sleep: Vec::new(),
             step_accesses: BTreeMap::new(),
             state: None,
+            choosers: BTreeSet::new(),
         });
         self.depth += 1;
         Ok(0)
@@ -625,6 +815,9 @@ impl Strategy for Dfs {
                     Visit::New => {}
                     Visit::Covered => {
                         self.cut_short = true;
+                        if self.owned {
+                            self.note_pruned(self.depth, None);
+                        }
                         return Err(Stop::Pruned);
                     }
                     Visit::Partly(tasks) => only = Some(tasks),
@@ -642,6 +835,7 @@ impl Strategy for Dfs {
             sleep,
             step_accesses: BTreeMap::new(),
             state: value_state,
+            choosers: BTreeSet::new(),
         };
         if !self.cut_by_bound {
             self.cut_by_bound = view.enabled.iter().any(|t| !self.within_bound(&node, t.0));
@@ -660,6 +854,9 @@ impl Strategy for Dfs {
             .or(candidates.first())
         else {
             self.cut_short = true;
+            if self.owned && !node.sleep.is_empty() {
+                self.note_pruned(self.depth, None);
+            }
             return Err(Stop::Pruned);
         };
         node.chosen = first;
@@ -720,6 +917,10 @@ impl Strategy for Dfs {
 
     fn cut_by_bound(&self) -> bool {
         self.cut_by_bound
+    }
+
+    fn pruned_branches(&self) -> (Vec<Branch>, u64) {
+        Dfs::pruned_branches(self)
     }
 
     fn counts_last_run(&self) -> bool {

@@ -12,7 +12,7 @@ mod visited;
 
 use serde::{Deserialize, Serialize};
 
-pub use dfs::{Dfs, Split};
+pub use dfs::{Branch, Dfs, Split};
 pub use guided::{Guided, Switches};
 pub use pct::Pct;
 pub use portfolio::{Portfolio, PORTFOLIO_DEPTHS};
@@ -102,6 +102,12 @@ pub trait Strategy {
     /// only): a bounded search that ends without having cut one has explored them all.
     fn cut_by_bound(&self) -> bool {
         false
+    }
+
+    /// A sample of the branches a reduction pruned, and how many it pruned (DFS with
+    /// `Dfs::sampling_pruned`).
+    fn pruned_branches(&self) -> (Vec<Branch>, u64) {
+        (Vec::new(), 0)
     }
 
     /// Whether the run that just ended is this exploration's to count (a split DFS walks
