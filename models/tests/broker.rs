@@ -232,7 +232,7 @@ fn bounded_reductions_reach_every_end_state_of_bounded_dfs() {
     let por = dfs(Reduction::PartialOrder);
     let visited = dfs(Reduction::VisitedStates);
     for s in [&plain, &por, &visited] {
-        assert!(s.exhaustive && s.violations.is_empty());
+        assert!(s.finished() && s.violations.is_empty());
         assert_eq!(s.end_states, plain.end_states);
     }
     assert!(
@@ -263,7 +263,7 @@ fn value_states_reach_every_end_state_of_unbounded_dpor() {
         };
         let dpor = dfs(Reduction::PartialOrder);
         let by_value = dfs(Reduction::VisitedStates);
-        assert!(dpor.exhaustive && by_value.exhaustive, "{variant}");
+        assert!(dpor.finished() && by_value.finished(), "{variant}");
         assert_eq!(by_value.end_states, dpor.end_states, "{variant}");
         let invariants = |s: &sim::explore::Summary| -> Vec<String> {
             s.violations.iter().map(|v| v.invariant.clone()).collect()
@@ -342,4 +342,33 @@ fn shrinking_searches_below_one_minimal_down_to_the_bugs_depth() {
     assert!(cut.run.preemptions >= 3);
     assert_eq!(cut.minimality, Minimality::OneMinimal);
     assert!(!cut.timed_out);
+}
+
+/// The serve loop as a busy-poll (a plain await where it should park on the wake notify): once
+/// everything is delivered it spins forever. A search by state must report that livelock, not
+/// prove the model (it once said "exhaustive: 0 schedules, 15378 pruned — holds").
+#[test]
+fn a_busy_polling_handler_is_a_livelock_not_a_proof() {
+    let params = serde_json::json!({ "publishers": 2, "grain": "access", "idle": "busy-poll" });
+    let model = registry::build("broker", "bound-first", &params).expect("valid broker");
+    let s = Explorer::new(model.as_ref())
+        .strategy(StrategyKind::Dfs {
+            preemption_bound: None,
+            reduction: Reduction::VisitedStates,
+        })
+        .run()
+        .expect("explores");
+    let found: Vec<&str> = s.violations.iter().map(|f| f.invariant.as_str()).collect();
+    assert_eq!(found, ["livelock"], "{} runs", s.runs);
+    assert!(s.violations[0].message.contains("handler:c"));
+    // The parking handler, same search: proved, with end states.
+    let parking = broker("bound-first", 2, "access");
+    let s = Explorer::new(parking.as_ref())
+        .strategy(StrategyKind::Dfs {
+            preemption_bound: None,
+            reduction: Reduction::VisitedStates,
+        })
+        .run()
+        .expect("explores");
+    assert!(s.violations.is_empty() && s.exhaustive && !s.end_states.is_empty());
 }

@@ -204,3 +204,33 @@ fn rejection_fence_stale_live_event_trace() {
 fn register_token_limit_ignores_pending_trace() {
     insta::assert_snapshot!(shrunk_trace("relay-limit-pending-register-token"));
 }
+
+/// An unbounded DFS under a run budget deepens its preemption bound (0, 1, ...) instead of
+/// spending the budget deep in one subtree: the live-race bug needs one preemption, so it is
+/// found, and the summary says how far the proof got.
+#[test]
+fn a_budgeted_dfs_deepens_and_finds_the_one_preemption_live_race() {
+    let s = scenario("relay-live-race-rejection-fence");
+    let model = build(&s, None);
+    let search = |deepening: bool| {
+        sim::explore::Explorer::new(model.as_ref())
+            .strategy(StrategyKind::Dfs {
+                preemption_bound: None,
+                reduction: sim::strategy::Reduction::PartialOrder,
+            })
+            .runs(20_000)
+            .deepening(deepening)
+            .run()
+            .expect("explores")
+    };
+    let deep = search(true);
+    assert!(
+        deep.violations.iter().any(|f| f.invariant == "no-stale-frame"),
+        "{:?}",
+        deep.violations
+    );
+    assert!(!deep.exhaustive && deep.proved_bound.is_some_and(|k| k >= 1));
+    // Without deepening, the same budget goes into one deep subtree and proves nothing.
+    let flat = search(false);
+    assert!(flat.violations.is_empty() && !flat.finished());
+}

@@ -252,7 +252,7 @@ fn search_below(
             below.found = Some(f.run.decisions());
             return below;
         }
-        if summary.exhaustive {
+        if summary.finished() {
             below.exhaustive = true;
             return below;
         }

@@ -178,7 +178,7 @@ fn dfs_bounded(
         })
         .run()
         .expect("explores");
-    assert!(s.exhaustive, "the space is small enough to exhaust");
+    assert!(s.finished(), "the space is small enough to exhaust");
     s
 }
 
@@ -338,12 +338,12 @@ fn split_searches_merge_to_the_unsplit_result() {
                     "{what}: shards are deterministic"
                 );
                 let merged = Summary::merge(parts).unwrap();
-                assert!(merged.exhaustive, "{what}");
+                assert!(merged.finished(), "{what}");
                 assert_eq!(violations(&merged), violations(&whole), "{what}");
                 assert_eq!(merged.end_states, whole.end_states, "{what}");
             }
             let parallel = dfs_split(model, bound, reduction, (0, 1), 2);
-            assert!(parallel.exhaustive, "{what}");
+            assert!(parallel.finished(), "{what}");
             assert_eq!(violations(&parallel), violations(&whole), "{what}");
             assert_eq!(parallel.end_states, whole.end_states, "{what}");
         }

@@ -102,7 +102,8 @@ fn a_spawned_task_keeps_what_it_captured_in_the_state() {
 }
 
 /// Two clients send a request each; an accept loop receives them and spawns one handler per
-/// request, which reports the request it was handed.
+/// request, which reports the request it was handed and its place in the accept order (both
+/// captured: once the acceptor is done, they live only in the handlers' futures).
 struct AcceptLoop;
 
 impl Model for AcceptLoop {
@@ -129,7 +130,7 @@ impl Model for AcceptLoop {
                 let h = h.clone();
                 sim::spawn("handler", async move {
                     yield_point("handle").await;
-                    h.emit(Ev(format!("handled {request}")));
+                    h.emit(Ev(format!("handled {request} as request {accepted}")));
                 });
             }
         });
@@ -140,7 +141,8 @@ impl Model for AcceptLoop {
 #[test]
 fn an_accept_loop_reaches_every_end_state_by_value() {
     let plain = dfs(&AcceptLoop, Reduction::None);
-    assert_eq!(plain.end_states.len(), 4, "which handler gets which request, in order");
+    // Requests accepted in either order, each handler reporting what it was handed.
+    assert_eq!(plain.end_states.len(), 2);
     for reduction in [Reduction::VisitedStates, Reduction::PartialOrder] {
         let reduced = dfs(&AcceptLoop, reduction);
         assert_eq!(outcome(&reduced), outcome(&plain), "{reduction:?}");

@@ -174,6 +174,12 @@ impl<'a> HappensBefore<'a> {
     }
 }
 
+/// The steps before `j` at which the running task changed (and step 0): where a task can be
+/// let go first without preempting one that could run on.
+fn context_switches(task_of: &[usize], j: usize) -> impl Iterator<Item = usize> + '_ {
+    (0..j).filter(move |&k| k == 0 || task_of[k - 1] != task_of[k])
+}
+
 /// The step that spawned task `task`, if a task spawned it before step `before`.
 fn spawned_before(run: &RunResult, task: usize, before: usize) -> Option<usize> {
     run.spawned_at
@@ -570,13 +576,11 @@ impl Dfs {
                 }
                 requests.push((nodes[j], Request::AnyOf(initials)));
                 if bounded {
-                    // The last context switch before j, where letting p go first costs no
+                    // The context switches before j, where letting p go first may cost no
                     // extra preemption (see the module docs).
-                    let switch = (1..j)
-                        .rev()
-                        .find(|&k| task_of[k - 1] != task_of[k])
-                        .unwrap_or(0);
-                    requests.push((nodes[switch], Request::Task(p)));
+                    for switch in context_switches(&task_of, j) {
+                        requests.push((nodes[switch], Request::Task(p)));
+                    }
                 }
             }
         }
@@ -601,11 +605,30 @@ impl Dfs {
                 }
                 requests.push((nodes[j], Request::Task(p)));
                 if bounded {
-                    let switch = (1..j)
-                        .rev()
-                        .find(|&k| task_of[k - 1] != task_of[k])
-                        .unwrap_or(0);
-                    requests.push((nodes[switch], Request::Task(p)));
+                    // The context switches before j, where letting p go first may cost no
+                    // extra preemption (see the module docs).
+                    for switch in context_switches(&task_of, j) {
+                        requests.push((nodes[switch], Request::Task(p)));
+                    }
+                }
+            }
+        }
+        // A violation ends the run inside its last step: any task enabled there could have
+        // gone first and led elsewhere, so that step conflicts with every other task's next.
+        if let (true, Some(last)) = (run.violation().is_some(), steps.checked_sub(1)) {
+            let node = &self.stack[nodes[last]];
+            let others: Vec<usize> = node
+                .enabled
+                .iter()
+                .map(|t| t.0)
+                .filter(|t| *t != task_of[last])
+                .collect();
+            for t in others {
+                requests.push((nodes[last], Request::Task(t)));
+                if bounded {
+                    for switch in context_switches(&task_of, last) {
+                        requests.push((nodes[switch], Request::Task(t)));
+                    }
                 }
             }
         }

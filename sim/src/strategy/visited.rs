@@ -263,3 +263,31 @@ impl Visited {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sleeping_task_past_63_is_remembered() {
+        let visited = Visited::default();
+        // Task 70 asleep at the first visit: its continuations are not explored from there.
+        assert_eq!(visited.visit(7, 0, TaskSet::of([70])), Visit::New);
+        // A later visit with nobody asleep must explore task 70, not count as covered.
+        assert_eq!(
+            visited.visit(7, 0, TaskSet::default()),
+            Visit::Partly(TaskSet::of([70]))
+        );
+        // Now every task has been explored from the state.
+        assert_eq!(visited.visit(7, 0, TaskSet::default()), Visit::Covered);
+    }
+
+    #[test]
+    fn task_sets_of_any_size() {
+        let a = TaskSet::of([1, 64, 200]);
+        assert!(a.contains(200) && a.contains(64) && !a.contains(65));
+        assert_eq!(a.minus(&TaskSet::of([64, 200])), TaskSet::of([1]));
+        assert_eq!(a.and(&TaskSet::of([200, 3])), TaskSet::of([200]));
+        assert!(TaskSet::of([300]).minus(&TaskSet::of([300])).is_empty());
+    }
+}
