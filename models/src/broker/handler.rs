@@ -148,7 +148,8 @@ impl ClientHandler {
     }
 
     /// Moves backlog entries to the wire while the window has room. Returns early while the lane
-    /// is non-empty (so lane traffic goes first).
+    /// is non-empty (so lane traffic goes first); with the re-check, it also stops before any
+    /// pop that finds the lane non-empty.
     async fn drain_backlog(&self) -> bool {
         if !self.lane_rx.is_empty() {
             return false;
@@ -156,7 +157,13 @@ impl ClientHandler {
         let mut progressed = false;
         self.shared.queue.set_draining(true).await;
         while self.window_has_room() {
-            let Some(msg) = self.shared.queue.pop_front().await else {
+            let queue = &self.shared.queue;
+            let popped = if self.shared.guards.drain_rechecks_lane {
+                queue.pop_front_unless(|| !self.lane_rx.is_empty()).await
+            } else {
+                queue.pop_front().await
+            };
+            let Some(msg) = popped else {
                 break;
             };
             self.shared
