@@ -91,6 +91,18 @@ impl ClientHandler {
             self.take_acks().await;
             let lane_ready = self.lane_open().await && !self.lane_rx.is_empty();
             let backlog_ready = self.shared.queue.count().await > 0;
+            // The rest of this round depends on which arms are ready, not on the acks taken
+            // one by one or the count's exact value.
+            sim::checkpoint(
+                "ready",
+                &(
+                    self.bound.get(),
+                    &*self.inflight.borrow(),
+                    self.next_packet_id.get(),
+                    lane_ready,
+                    backlog_ready,
+                ),
+            );
             // select! polls the ready arms from a random start.
             let order = match (lane_ready, backlog_ready) {
                 (true, true) if choose(2).await == 0 => [Some(Arm::Lane), Some(Arm::Backlog)],
