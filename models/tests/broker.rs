@@ -63,6 +63,80 @@ fn bound_first_holds_at_access_grain() {
     }
 }
 
+fn broker_2x2(variant: &str, grain: &str) -> Box<dyn Model> {
+    let params = serde_json::json!({
+        "publishers": 2,
+        "messages": 2,
+        "window": 2,
+        "lane_capacity": 1,
+        "inflight": 2,
+        "grain": grain,
+    });
+    registry::build("broker", variant, &params).expect("valid broker")
+}
+
+fn dfs_2x2(model: &dyn Model, runs: Option<u64>) -> sim::explore::Summary {
+    let mut explorer = Explorer::new(model)
+        .strategy(StrategyKind::Dfs {
+            preemption_bound: None,
+            reduction: Reduction::VisitedStates,
+        })
+        .stop_on_first(true);
+    if let Some(runs) = runs {
+        explorer = explorer.runs(runs);
+    }
+    explorer.run().unwrap()
+}
+
+/// The issue-13 finding: with two messages per publisher and a window of 2, a lane message that
+/// arrives while drain_backlog is mid-drain (it checked the lane on entry) is overtaken by its
+/// publisher's next message, queued behind `draining`. DFS finds it in bound-first; with the
+/// same budget, drain-rechecks-lane (the lane re-checked under the queue's mutex before each
+/// pop) holds. (Its full proof at this size is `braid explore
+/// broker-drain-rechecks-lane-access-2x2 --strategy dfs`: minutes, not a unit test.)
+#[test]
+fn bound_first_breaks_order_at_2x2_and_drain_rechecks_lane_holds_on_the_same_budget() {
+    let buggy = broker_2x2("bound-first", "access");
+    let found = dfs_2x2(buggy.as_ref(), None);
+    let names: Vec<&str> = found
+        .violations
+        .iter()
+        .map(|f| f.invariant.as_str())
+        .collect();
+    assert_eq!(names, ["delivery-order"]);
+    let config = RunConfig {
+        max_steps: 10_000,
+        trace: false,
+        record_accesses: false,
+    };
+    let shrunk = sim::shrink::shrink(buggy.as_ref(), &found.violations[0].run, &config).run;
+    assert_one_minimal(buggy.as_ref(), &shrunk);
+
+    let fixed = broker_2x2("drain-rechecks-lane", "access");
+    let held = dfs_2x2(fixed.as_ref(), Some(found.runs));
+    assert!(held.violations.is_empty(), "{:?}", held.violations);
+    assert!(held.exhaustive || held.runs == found.runs);
+}
+
+/// Knocking the re-check out of drain-rechecks-lane is bound-first again: the same violation.
+#[test]
+fn drain_rechecks_lane_without_its_recheck_is_bound_first() {
+    let params = serde_json::json!({ "publishers": 2, "messages": 2, "window": 2, "inflight": 2 });
+    let mutant = registry::build_mutant(
+        "broker",
+        "drain-rechecks-lane",
+        &params,
+        Some("drain-lane-recheck"),
+    )
+    .expect("the variant has the guard");
+    let found = dfs_2x2(mutant.as_ref(), None);
+    assert_eq!(found.violations[0].invariant, "delivery-order");
+    assert!(
+        registry::build_mutant("broker", "bound-first", &params, Some("drain-lane-recheck"))
+            .is_err()
+    );
+}
+
 #[test]
 fn bad_parameters_and_names_are_errors() {
     let err = |m: &str, v: &str, p: serde_json::Value| {

@@ -93,6 +93,18 @@ impl ClientHandler {
             self.take_acks().await;
             let lane_ready = self.lane_open().await && !self.lane_rx.is_empty();
             let backlog_ready = self.shared.queue.count().await > 0;
+            // The rest of this round depends on which arms are ready, not on the acks taken
+            // one by one or the count's exact value.
+            sim::checkpoint(
+                "ready",
+                &(
+                    self.bound.get(),
+                    &*self.inflight.borrow(),
+                    self.next_packet_id.get(),
+                    lane_ready,
+                    backlog_ready,
+                ),
+            );
             // select! polls the ready arms from a random start.
             let order = match (lane_ready, backlog_ready) {
                 (true, true) if choose(2).await == 0 => [Some(Arm::Lane), Some(Arm::Backlog)],
@@ -153,7 +165,8 @@ impl ClientHandler {
     }
 
     /// Moves backlog entries to the wire while the window has room. Returns early while the lane
-    /// is non-empty (so lane traffic goes first).
+    /// is non-empty (so lane traffic goes first); with the re-check, it also stops before any
+    /// pop that finds the lane non-empty.
     async fn drain_backlog(&self) -> bool {
         if !self.lane_rx.is_empty() {
             return false;
@@ -161,7 +174,13 @@ impl ClientHandler {
         let mut progressed = false;
         self.shared.queue.set_draining(true).await;
         while self.window_has_room() {
-            let Some(msg) = self.shared.queue.pop_front().await else {
+            let queue = &self.shared.queue;
+            let popped = if self.shared.guards.drain_rechecks_lane {
+                queue.pop_front_unless(|| !self.lane_rx.is_empty()).await
+            } else {
+                queue.pop_front().await
+            };
+            let Some(msg) = popped else {
                 break;
             };
             self.shared

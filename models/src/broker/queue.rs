@@ -61,6 +61,20 @@ impl ClientQueue {
         msg
     }
 
+    /// pop_front, unless `lane_busy()` says the lane holds a message: checked under the mutex,
+    /// in the pop's critical section, so every entry a router queued after sending on the lane
+    /// finds that lane message still there (only the handler takes from the lane).
+    pub async fn pop_front_unless(&self, lane_busy: impl FnOnce() -> bool) -> Option<Msg> {
+        let mut entries = self.entries.lock().await;
+        if lane_busy() {
+            return None;
+        }
+        let msg = entries.pop_front();
+        self.ghost_len.with_mut(|n| *n = entries.len());
+        self.count.store(entries.len()).await;
+        msg
+    }
+
     pub async fn count(&self) -> usize {
         self.count.load().await
     }

@@ -50,7 +50,11 @@ impl Router {
                 Route::Offline
             }
             Plan::Online(lane) => {
-                if self.shared.queue.behind().await {
+                let behind = self.shared.queue.behind().await;
+                // What is left of this publish depends only on the message and the answer, not
+                // on which of behind()'s loads gave it.
+                sim::checkpoint("behind", &(msg.id, behind));
+                if behind {
                     self.shared.queue.push_back(msg).await;
                     Route::Behind
                 } else if let Err(TrySendError::Full(msg)) = lane.try_send(msg).await {
