@@ -225,7 +225,9 @@ fn a_budgeted_dfs_deepens_and_finds_the_one_preemption_live_race() {
     };
     let deep = search(true);
     assert!(
-        deep.violations.iter().any(|f| f.invariant == "no-stale-frame"),
+        deep.violations
+            .iter()
+            .any(|f| f.invariant == "no-stale-frame"),
         "{:?}",
         deep.violations
     );

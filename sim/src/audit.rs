@@ -14,7 +14,7 @@ use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
 use crate::strategy::{Dfs, Reduction, Strategy};
 
 /// Plain-DFS runs spent below each sampled branch (most subtrees are far smaller).
-pub const RUNS_PER_BRANCH: u64 = 2_000;
+pub const RUNS_PER_BRANCH: u64 = 250;
 
 /// What the audit did and found.
 #[derive(Clone, Debug)]

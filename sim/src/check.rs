@@ -118,7 +118,9 @@ impl Check {
                 trace: false,
                 record_accesses: false,
             };
-            let replay = Box::new(Replay::strict(file.decisions.clone()).watching_states(check.model.state_visible()));
+            let replay = Box::new(
+                Replay::strict(file.decisions.clone()).watching_states(check.model.state_visible()),
+            );
             let r = run_once(check.model.as_ref(), replay, file.found.run, &config).0;
             return match r.outcome {
                 RunOutcome::Violation(v) => Verdict::Violated(vec![(v.invariant, v.message)]),

@@ -93,7 +93,10 @@ impl Summary {
                 (true, true) => None,
                 (true, false) => p.proved_bound,
                 (false, true) => total.proved_bound,
-                (false, false) => total.proved_bound.zip(p.proved_bound).map(|(a, b)| a.min(b)),
+                (false, false) => total
+                    .proved_bound
+                    .zip(p.proved_bound)
+                    .map(|(a, b)| a.min(b)),
             };
             total.exhaustive &= p.exhaustive;
             total.elapsed = total.elapsed.max(p.elapsed);
@@ -139,7 +142,11 @@ impl Summary {
         self.pruned_sample.extend(next.pruned_sample);
         self.pruned_branches += next.pruned_branches;
         for f in next.violations {
-            match self.violations.iter_mut().find(|t| t.invariant == f.invariant) {
+            match self
+                .violations
+                .iter_mut()
+                .find(|t| t.invariant == f.invariant)
+            {
                 Some(t) => t.count += f.count,
                 None => self.violations.push(Found {
                     first_run: offset + f.first_run,
@@ -472,7 +479,6 @@ impl<'m> Explorer<'m> {
                 && share_attempts.is_none_or(|s| attempts + cost.0 * u64::from(GROWTH) <= s)
                 && share_time.is_none_or(|s| start.elapsed() + cost.1 * GROWTH <= s);
             bound = next.filter(|_| affordable);
-
         }
         let mut summary = total.expect("a budget left runs a first level");
         summary.strategy = self.strategy;
@@ -716,7 +722,7 @@ impl<'m> Explorer<'m> {
             self.first_run,
             self.stride,
         );
-        let audit = self.audit;
+        let (audit, max_attempts) = (self.audit, self.max_attempts);
         let (max_steps, check, stop, time) = (
             self.max_steps,
             self.check_determinism,
@@ -753,6 +759,9 @@ impl<'m> Explorer<'m> {
                         }
                         job.audit = audit;
                         job.sampling_only = true;
+                        // This exploration deepens (or not) around its jobs, not inside them.
+                        job.deepening = Some(false);
+                        job.max_attempts = max_attempts.map(|m| m.div_ceil(jobs));
                         job.subtree_claims = claims;
                         job.visited = visited;
                         let summary = job.run();

@@ -93,6 +93,10 @@ pub struct ExploreDefaults {
     pub max_steps: usize,
     /// DFS: at most this many preemptions per schedule (the scenario's bound; none = all).
     pub preemption_bound: Option<usize>,
+    /// Whether `braid ci` proves this scenario (when it expects `holds`) by DFS. A proof that
+    /// takes minutes is left to a documented command; ci still explores it against its
+    /// expectation with its budget.
+    pub ci_proof: bool,
 }
 
 impl Default for ExploreDefaults {
@@ -105,6 +109,7 @@ impl Default for ExploreDefaults {
             time: None,
             max_steps: 10_000,
             preemption_bound: None,
+            ci_proof: true,
         }
     }
 }

@@ -192,7 +192,10 @@ fn a_livelock_is_reported_not_proved() {
         let s = dfs(&Spin { setter: false }, reduction);
         assert_eq!(outcome(&s).0, ["livelock"], "{reduction:?}");
         let message = &s.violations[0].message;
-        assert!(message.contains("came back to its state of step"), "{message}");
+        assert!(
+            message.contains("came back to its state of step"),
+            "{message}"
+        );
     }
 }
 
@@ -211,7 +214,12 @@ fn a_livelock_replays_to_the_same_violation() {
     let found = &s.violations[0];
     let decisions = found.run.decisions();
     let replay = sim::strategy::Replay::strict(decisions).watching_states(true);
-    let (r, _) = sim::run_once(&Spin { setter: false }, Box::new(replay), 0, &Default::default());
+    let (r, _) = sim::run_once(
+        &Spin { setter: false },
+        Box::new(replay),
+        0,
+        &Default::default(),
+    );
     assert_eq!(r.violation(), found.run.violation());
     assert_eq!(r.digest, found.run.digest);
 }

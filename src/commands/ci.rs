@@ -71,7 +71,10 @@ fn prove(
             false,
             format!(
                 "reduction audit failed: {}",
-                report.audit.as_ref().map_or(String::new(), |a| a.misses.join("; "))
+                report
+                    .audit
+                    .as_ref()
+                    .map_or(String::new(), |a| a.misses.join("; "))
             ),
         ),
         Some(v) => (false, format!("violated {} {bound}", v.invariant)),
@@ -294,7 +297,9 @@ pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
         audit_reduction: true,
         ..budget
     };
-    let fixed = built.iter().filter(|(s, _)| s.expected == Expected::Holds);
+    let fixed = built
+        .iter()
+        .filter(|(s, _)| s.expected == Expected::Holds && s.explore.ci_proof);
     for (k, (scenario, model)) in fixed.enumerate() {
         if let Some(shard) = args.shard {
             if k as u64 % shard.count != shard.index - 1 {
@@ -405,7 +410,8 @@ fn replay_seed(path: &Path, file: &ReplayFile) -> Result<CaseReport> {
         trace: false,
         record_accesses: false,
     };
-    let replay = Box::new(Replay::strict(file.decisions.clone()).watching_states(model.state_visible()));
+    let replay =
+        Box::new(Replay::strict(file.decisions.clone()).watching_states(model.state_visible()));
     let r = run_once(model.as_ref(), replay, file.found.run, &config).0;
     let (ok, message) = match &r.outcome {
         RunOutcome::Violation(v) if v.invariant == file.violation.invariant => {

@@ -94,7 +94,10 @@ fn combine(total: &mut ScenarioReport, part: ScenarioReport, path: &Path) -> Res
         (true, true) => None,
         (true, false) => part.proved_bound,
         (false, true) => total.proved_bound,
-        (false, false) => total.proved_bound.zip(part.proved_bound).map(|(a, b)| a.min(b)),
+        (false, false) => total
+            .proved_bound
+            .zip(part.proved_bound)
+            .map(|(a, b)| a.min(b)),
     };
     total.exhaustive &= part.exhaustive;
     total.distinct_schedules += part.distinct_schedules;

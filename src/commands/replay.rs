@@ -39,7 +39,8 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
         trace: true,
         record_accesses: false,
     };
-    let replay = Box::new(Replay::strict(file.decisions.clone()).watching_states(model.state_visible()));
+    let replay =
+        Box::new(Replay::strict(file.decisions.clone()).watching_states(model.state_visible()));
     let (result, _) = run_once(model.as_ref(), replay, file.found.run, &config);
     let trace = result.trace.clone().unwrap_or_default();
     let path = args.file.display();

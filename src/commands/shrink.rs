@@ -24,7 +24,8 @@ pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
         trace: false,
         record_accesses: false,
     };
-    let replay = Box::new(Replay::strict(file.decisions.clone()).watching_states(model.state_visible()));
+    let replay =
+        Box::new(Replay::strict(file.decisions.clone()).watching_states(model.state_visible()));
     let (found, _) = run_once(model.as_ref(), replay, file.found.run, &config);
     match &found.outcome {
         RunOutcome::Diverged(d) => bail!("{path}: the model drifted: {d}"),

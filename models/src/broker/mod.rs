@@ -26,7 +26,6 @@ use sim::{Grain, History, Model, Monitor};
 pub use message::{BrokerEvent, Msg, MsgId, Route};
 pub use variant::{Behind, Guards, Variant};
 
-
 use handler::ClientHandler;
 use peer::ClientPeer;
 use queue::ClientQueue;

@@ -35,8 +35,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use super::visited::{sleep_set, TraceState, Visit, Visited};
 use super::livelock::{self, PathStep};
+use super::visited::{sleep_set, TraceState, Visit, Visited};
 use super::{PickView, Reduction, Stop, Strategy};
 use crate::rt::digest::mix;
 use crate::rt::TaskId;
