@@ -23,7 +23,7 @@ fn the_gate_passes_on_main_and_its_junit_has_one_case_per_seed_scenario_mutant_a
     let o = braid(&[
         "ci",
         "--runs",
-        "1000",
+        "4000",
         "--junit",
         junit.to_str().unwrap(),
         "--out",
@@ -68,9 +68,15 @@ fn the_gate_passes_on_main_and_its_junit_has_one_case_per_seed_scenario_mutant_a
         .unwrap()
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
         .filter(|toml| toml.lines().any(|l| l == r#"expected = "holds""#))
+        // A proof that takes minutes is left to its documented command.
+        .filter(|toml| !toml.lines().any(|l| l == "ci_proof = false"))
         .count();
     assert!(fixed > 0);
-    assert_eq!(count("proof"), fixed, "one proof per fixed scenario");
+    assert_eq!(
+        count("proof"),
+        fixed,
+        "one proof per fixed scenario ci proves"
+    );
     assert_eq!(
         doc.descendants()
             .filter(|n| n.has_tag_name("failure"))
