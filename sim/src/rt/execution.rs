@@ -129,6 +129,7 @@ impl Execution {
             }
         }
         self.tasks.push(Task {
+            base_hash: super::digest::of(base_name(&unique)),
             name: unique.into(),
             pending: Some(Op::Start),
             finished: false,
@@ -238,7 +239,7 @@ impl Execution {
         let setup = self.task_events.first().copied().unwrap_or(0);
         let tasks = self.tasks.iter().enumerate().map(|(i, t)| {
             let events = self.task_events.get(i + 1).copied().unwrap_or(0);
-            super::digest::mix(super::digest::of(base_name(&t.name)), events)
+            super::digest::mix(t.base_hash, events)
         });
         let sum = tasks.fold(0u64, |sum, t| sum.wrapping_add(t));
         super::digest::mix(setup, sum)

@@ -18,6 +18,9 @@ pub struct TaskId(pub usize);
 
 pub(crate) struct Task {
     pub name: Arc<str>,
+    /// A hash of the name without its namesake suffix (`handler#2` -> `handler`), for end
+    /// states (see `Execution::end_state`).
+    pub base_hash: u64,
     /// The operation the task is parked on; `None` while it holds the baton or once finished.
     pub pending: Option<Op>,
     pub finished: bool,
