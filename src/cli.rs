@@ -75,11 +75,12 @@ pub struct BudgetArgs {
     /// Exploration seed (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Run budget per scenario (default: the scenario's).
-    #[arg(long)]
+    /// Run budget per scenario (default: the scenario's); at least 1.
+    #[arg(long, value_parser = parse_runs)]
     pub runs: Option<u64>,
-    /// Time budget per scenario, in seconds; checked after every run.
-    #[arg(long)]
+    /// Time budget per scenario, in seconds (more than 0, at most a year); checked after
+    /// every run.
+    #[arg(long, value_parser = parse_seconds)]
     pub time: Option<f64>,
     /// Re-run a sample of schedules (and every first failure) and fail on any trace difference.
     #[arg(long)]
@@ -97,7 +98,7 @@ pub struct BudgetArgs {
     /// Parallel exploration threads (default: the machine's cores). Random/PCT: the same
     /// failing runs as one job's for the same seed and runs; DFS: jobs claim subtrees of one
     /// search, with the same violations, end states and exhaustiveness.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Explore shard i of n of each scenario's run space (random/PCT: run indices; DFS:
     /// subtrees), so a CI matrix can spread one exploration over machines; `braid merge`
@@ -127,6 +128,42 @@ impl Shard {
         } else {
             0
         }
+    }
+}
+
+/// A run budget: a budget of nothing would explore nothing and pass.
+fn parse_runs(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(0) => Err("a run budget must be at least 1 (0 runs would check nothing)".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{s}' is not a number of runs")),
+    }
+}
+
+/// The longest time budget: a year (`Duration` cannot hold much more than 1e19 s).
+pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// A time budget in seconds: positive, finite, at most `MAX_SECONDS`.
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    let t: f64 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(t.is_finite() && t > 0.0 && t <= MAX_SECONDS) {
+        return Err(format!(
+            "a time budget must be more than 0 and at most {MAX_SECONDS} s (a year), not {s}"
+        ));
+    }
+    if std::time::Duration::from_secs_f64(t).is_zero() {
+        return Err(format!("a time budget of {s} s rounds to nothing"));
+    }
+    Ok(t)
+}
+
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("--jobs must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{s}' is not a number of jobs")),
     }
 }
 
@@ -229,11 +266,12 @@ pub struct ReplayArgs {
 
 #[derive(clap::Args)]
 pub struct CiArgs {
-    /// Run budget per scenario (default: each scenario's own).
-    #[arg(long)]
+    /// Run budget per scenario (default: each scenario's own); at least 1.
+    #[arg(long, value_parser = parse_runs)]
     pub runs: Option<u64>,
-    /// Time budget per scenario and per mutant, in seconds; checked after every run.
-    #[arg(long)]
+    /// Time budget per scenario and per mutant, in seconds (more than 0, at most a year);
+    /// checked after every run.
+    #[arg(long, value_parser = parse_seconds)]
     pub time: Option<f64>,
     /// Strategy for every scenario (default: each scenario's own).
     #[arg(long, value_enum)]

@@ -478,3 +478,63 @@ fn dfs_shards_and_jobs_prove_what_one_job_proves() {
         assert_eq!(proof_key(&whole[i]), proof_key(&merged[i]), "shards");
     }
 }
+
+/// Budgets that would check nothing, or cannot be held, are bad input (exit 2, no panic), never
+/// a pass; so is a seed corpus that is not there.
+#[test]
+fn empty_and_impossible_budgets_are_bad_input() {
+    let cases: [(&[&str], &str); 8] = [
+        (
+            &["explore", "broker-bind-race", "--runs", "0"],
+            "at least 1",
+        ),
+        (
+            &["explore", "broker-bind-race", "--time", "1e300"],
+            "at most",
+        ),
+        (
+            &["explore", "broker-bind-race", "--time", "1e-300"],
+            "rounds to nothing",
+        ),
+        (&["explore", "broker-bind-race", "--time=-1"], "more than 0"),
+        (
+            &["explore", "broker-bind-race", "--time", "nan"],
+            "more than 0",
+        ),
+        (
+            &["explore", "broker-bind-race", "--jobs", "0"],
+            "at least 1",
+        ),
+        (&["ci", "--runs", "0"], "at least 1"),
+        (
+            &["ci", "--seeds", "no-such-corpus", "--runs", "1"],
+            "not a directory",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = braid(args);
+        let err = stderr(&o);
+        assert_eq!(code(&o), 2, "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected '{needle}' in {err}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (explore, needle) in [
+        ("runs = 0", "runs must be at least 1"),
+        ("time = 0", "time must be at least 1"),
+    ] {
+        let path = dir.path().join("zero.toml");
+        let text = std::fs::read_to_string("scenarios/broker-bind-race.toml").unwrap();
+        let text = text.replace("[explore]", &format!("[explore]\n{explore}"));
+        let text = match explore.starts_with("runs") {
+            true => text.replace("runs = 20000\n", ""),
+            false => text,
+        };
+        std::fs::write(&path, text).unwrap();
+        let o = braid(&["explore", path.to_str().unwrap()]);
+        assert_bad_input(&o, needle);
+    }
+}

@@ -96,11 +96,17 @@ impl Check {
         if let Some(seed) = env("BRAID_SEED") {
             self.seed = seed;
         }
-        if let Some(runs) = env("BRAID_RUNS") {
+        if let Some(runs) = env::<u64>("BRAID_RUNS") {
+            assert!(runs > 0, "BRAID_RUNS=0: a run budget must be at least 1");
             self.runs = Some(runs);
         }
         if let Some(secs) = env::<f64>("BRAID_TIME") {
-            self.time = Some(Duration::from_secs_f64(secs));
+            let time = (secs.is_finite() && secs > 0.0 && secs <= 365.0 * 24.0 * 3600.0)
+                .then(|| Duration::from_secs_f64(secs))
+                .filter(|t| !t.is_zero());
+            self.time = Some(time.unwrap_or_else(|| {
+                panic!("BRAID_TIME={secs}: a time budget must be more than 0 and at most a year of seconds")
+            }));
         }
         if let Some(file) = env::<String>("BRAID_REPLAY") {
             self.replay = Some(file.into());

@@ -182,6 +182,13 @@ impl Scenario {
             message,
         };
         let file: ScenarioFile = toml::from_str(text).map_err(|e| malformed(one_line(&e)))?;
+        // A budget of nothing explores nothing, and would pass.
+        if file.explore.runs == 0 {
+            return Err(malformed("[explore] runs must be at least 1".into()));
+        }
+        if file.explore.time == Some(0) {
+            return Err(malformed("[explore] time must be at least 1 second".into()));
+        }
         parse_strategy(
             &file.explore.strategy,
             file.explore.depth,

@@ -355,3 +355,29 @@ fn pct_finds_a_depth_two_bug_that_a_non_preemptive_run_misses() {
     assert_eq!(r.violation().unwrap().invariant, "read-after-init");
     assert!(r.preemptions >= 1);
 }
+
+/// Task names are unique (they identify tasks in replay files): a namesake gets the next free
+/// `#n`, skipping one a model chose itself.
+struct Namesakes;
+
+impl Model for Namesakes {
+    fn start(&self) -> Rc<dyn Monitor> {
+        for name in ["w#3", "w", "w", "w"] {
+            sim::spawn(name, async {});
+        }
+        History::<String>::new(Vec::new()).monitor()
+    }
+}
+
+#[test]
+fn namesakes_get_the_next_free_suffix() {
+    let (r, _) = run_once(
+        &Namesakes,
+        Box::new(Random::new(1)),
+        0,
+        &RunConfig::default(),
+    );
+    let mut names: Vec<String> = r.decisions().iter().map(|d| d.to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["w", "w#2", "w#3", "w#4"]);
+}

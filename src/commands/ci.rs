@@ -369,6 +369,10 @@ fn report_progress(args: &CiArgs, case: Option<&CaseReport>) {
 
 /// Every replay file under `dir`, loaded (a corrupt one is bad input: exit 2 naming it).
 fn load_seeds(dir: &Path) -> Result<Vec<(PathBuf, ReplayFile)>> {
+    // A missing corpus would replay nothing and pass: that is a mistyped path, not a pass.
+    if !dir.is_dir() {
+        anyhow::bail!("seed corpus {} is not a directory", dir.display());
+    }
     let mut paths = Vec::new();
     collect_json(dir, &mut paths)?;
     paths.sort();

@@ -64,6 +64,9 @@ pub(crate) struct Execution {
     pub task_events: Vec<u64>,
     /// Per task, the step during which its parent spawned it (`None`: spawned by the setup).
     pub spawned_at: Vec<Option<usize>>,
+    /// Task names taken, and per name the last `#n` suffix given to a namesake.
+    task_names: std::collections::HashSet<String>,
+    namesakes: std::collections::HashMap<String, usize>,
     pub end: Option<End>,
     strategy: Box<dyn Strategy>,
     max_steps: usize,
@@ -94,6 +97,8 @@ impl Execution {
             values: strategy.wants_value_state().then(ValueState::default),
             task_events: Vec::with_capacity(8),
             spawned_at: Vec::with_capacity(8),
+            task_names: std::collections::HashSet::new(),
+            namesakes: std::collections::HashMap::new(),
             end: None,
             strategy,
             max_steps,
@@ -116,18 +121,23 @@ impl Execution {
     }
 
     pub(crate) fn add_task(&mut self, name: String) -> TaskId {
-        // Names are the identity of a task in replay files: keep them unique.
-        let taken = |candidate: &str| self.tasks.iter().any(|t| *t.name == *candidate);
+        // Names are the identity of a task in replay files: keep them unique. A set of the
+        // names taken and, per name, the last suffix handed out keep a spawn O(1) however many
+        // tasks a run has (lookups only: no iteration order reaches the run).
         let mut unique = name;
-        if taken(&unique) {
+        if self.task_names.contains(unique.as_str()) {
             let base = std::mem::take(&mut unique);
-            let mut n = 2;
-            unique = format!("{base}#{n}");
-            while taken(&unique) {
+            let mut n = self.namesakes.get(base.as_str()).copied().unwrap_or(1);
+            loop {
                 n += 1;
                 unique = format!("{base}#{n}");
+                if !self.task_names.contains(unique.as_str()) {
+                    break;
+                }
             }
+            self.namesakes.insert(base, n);
         }
+        self.task_names.insert(unique.clone());
         self.tasks.push(Task {
             base_hash: super::digest::of(base_name(&unique)),
             name: unique.into(),
