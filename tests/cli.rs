@@ -522,6 +522,19 @@ fn empty_and_impossible_budgets_are_bad_input() {
         );
     }
     let dir = tempfile::tempdir().unwrap();
+    // An expectation no run can meet: an invariant the model does not check.
+    let path = dir.path().join("typo.toml");
+    let text = std::fs::read_to_string("scenarios/broker-bind-race.toml").unwrap();
+    let text = text.replace(
+        "expected = \"violation:delivery-order\"",
+        "expected = \"violation:delivery-ordr\"",
+    );
+    assert!(text.contains("delivery-ordr"));
+    std::fs::write(&path, text).unwrap();
+    assert_bad_input(
+        &braid(&["explore", path.to_str().unwrap()]),
+        "no invariant 'delivery-ordr'",
+    );
     for (explore, needle) in [
         ("runs = 0", "runs must be at least 1"),
         ("time = 0", "time must be at least 1"),

@@ -24,6 +24,56 @@ pub enum BuildError {
     },
     #[error("bad parameters for model '{model}': {message}")]
     BadParams { model: String, message: String },
+    #[error("model '{model}' has no invariant '{invariant}' (its invariants: {known})")]
+    UnknownInvariant {
+        model: String,
+        invariant: String,
+        known: String,
+    },
+}
+
+/// The invariants the engine itself checks on every model.
+pub const ENGINE_INVARIANTS: [&str; 4] = ["deadlock", "livelock", "panic", "step-bound"];
+
+/// The invariants `model` checks (its own, then the engine's), or `None` for an unknown model.
+pub fn invariants(model: &str) -> Option<Vec<&'static str>> {
+    let own: &[&str] = match model {
+        "broker" => &["delivery-order", "no-duplicate", "nothing-stranded"],
+        "relay" => &[
+            "no-stale-frame",
+            "newest-owns",
+            "single-terminal",
+            "subscription-limit",
+            "integrity",
+        ],
+        "pubsub" => &["retained-subscribed", "integrity"],
+        _ => return None,
+    };
+    Some(own.iter().chain(&ENGINE_INVARIANTS).copied().collect())
+}
+
+/// Checks that every invariant a scenario expects to be violated is one `model` checks: an
+/// expectation no run can meet (a typo) must not wait for a run to say so.
+pub fn check_expected(model: &str, expected: &sim::scenario::Expected) -> Result<(), BuildError> {
+    let sim::scenario::Expected::Violation(names) = expected else {
+        return Ok(());
+    };
+    let known = invariants(model).ok_or_else(|| BuildError::UnknownModel {
+        name: model.to_string(),
+        known: catalog()
+            .iter()
+            .map(|m| m.name)
+            .collect::<Vec<_>>()
+            .join(", "),
+    })?;
+    match names.iter().find(|n| !known.contains(&n.as_str())) {
+        None => Ok(()),
+        Some(bad) => Err(BuildError::UnknownInvariant {
+            model: model.to_string(),
+            invariant: bad.clone(),
+            known: known.join(", "),
+        }),
+    }
 }
 
 /// A model and its variants, for `braid list`.

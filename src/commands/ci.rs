@@ -142,6 +142,8 @@ pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
     let scenarios = Scenario::load_dir(&cli.scenario_dir)?;
     let mut built = Vec::new();
     for s in &scenarios {
+        models::registry::check_expected(&s.model, &s.expected)
+            .with_context(|| format!("scenario {}", s.path.display()))?;
         let model = models::registry::build(&s.model, &s.variant, &s.params)
             .with_context(|| format!("scenario {}", s.path.display()))?;
         built.push((s, model));

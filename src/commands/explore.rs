@@ -22,6 +22,8 @@ pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
     // Build every model first: bad input fails before any exploration starts.
     let mut built = Vec::new();
     for s in scenarios {
+        models::registry::check_expected(&s.model, &s.expected)
+            .with_context(|| format!("scenario {}", s.path.display()))?;
         let model = models::registry::build(&s.model, &s.variant, &s.params)
             .with_context(|| format!("scenario {}", s.path.display()))?;
         built.push((s, model));
