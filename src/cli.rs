@@ -8,7 +8,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[command(
     name = "braid",
     version,
-    about = "Deterministic concurrency simulation: explore, replay and explain message-delivery races"
+    about = "Deterministic concurrency simulation: explore, replay and explain message-delivery races",
+    after_help = "Exit codes: explore, mutants, ci: 0 every outcome as expected, 1 an outcome not as \
+                  expected; replay: 0 the recorded violation reproduced exactly, 1 it did not; \
+                  shrink: 0 once the file is rewritten; 2 bad input (a malformed scenario or replay \
+                  file, an unknown name, a drifted model)."
 )]
 pub struct Cli {
     /// Directory holding the scenario files.
@@ -188,8 +192,9 @@ pub struct ExploreArgs {
     pub budget: BudgetArgs,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Where replay files are written.
-    #[arg(long, default_value = "seeds")]
+    /// Where replay files are written. New files go under target/braid; promote one into the
+    /// committed corpus with `--out seeds` (then `braid ci` replays it on every run).
+    #[arg(long, default_value = "target/braid")]
     pub out: PathBuf,
 }
 

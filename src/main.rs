@@ -11,7 +11,10 @@ use clap::Parser;
 
 use cli::{Cli, Command};
 
-/// Exit codes: 0 no violation, 1 a violation found, 2 bad input.
+/// Exit codes. `explore`, `mutants`, `ci`: 0 every outcome as expected, 1 an outcome not as
+/// expected; `replay`: 0 the recorded violation reproduced exactly, 1 it did not; 2 bad input
+/// (a malformed scenario or replay file, an unknown name, a drifted model) everywhere; `shrink`
+/// exits 0 once it has rewritten the file.
 pub enum Verdict {
     Clean,
     Violation,

@@ -128,7 +128,7 @@ fn a_regressed_guard_fails_the_gate_with_the_scenario_invariant_and_a_replay_com
         .find_map(|l| l.trim().strip_prefix("reproduce: braid replay "))
         .expect("a replay command");
     let replay = braid(&["replay", command.trim()]);
-    assert_eq!(code(&replay), 1);
+    assert_eq!(code(&replay), 0, "the recorded violation reproduces");
     assert!(String::from_utf8_lossy(&replay.stdout).contains("reproduced: delivery-order"));
 }
 

@@ -50,7 +50,17 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
     let digest = digest_hex(result.digest);
     let violation = result.violation();
     let reproduced = violation.is_some_and(|v| v.invariant == file.violation.invariant);
-    if reproduced {
+    if let (true, Some(v)) = (reproduced, violation) {
+        if v.message != file.violation.message || v.step != file.violation.step {
+            bail!(
+                "{path}: the model drifted: same invariant {}, but at step {} with \"{}\" where the file recorded step {} with \"{}\"",
+                v.invariant,
+                v.step,
+                v.message,
+                file.violation.step,
+                file.violation.message
+            );
+        }
         match file.check_digest(result.digest) {
             DigestCheck::Same => {}
             DigestCheck::Drifted { replayed, recorded } => bail!(
@@ -136,9 +146,10 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
             }
         }
     }
-    Ok(if violation.is_some() {
-        Verdict::Violation
-    } else {
+    // 0: the recorded outcome reproduced exactly; 1: it did not.
+    Ok(if reproduced {
         Verdict::Clean
+    } else {
+        Verdict::Violation
     })
 }
