@@ -540,6 +540,18 @@ fn empty_and_impossible_budgets_are_bad_input() {
         &braid(&["explore", path.to_str().unwrap()]),
         "no invariant 'delivery-ordr'",
     );
+    // A scenario file named `...toml` would name its replay directory `..`, outside --out.
+    let dots = dir.path().join("...toml");
+    std::fs::copy("scenarios/broker-bind-race.toml", &dots).unwrap();
+    assert_bad_input(
+        &braid(&[
+            "explore",
+            dots.to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ]),
+        "scenario name '..'",
+    );
     for (explore, needle) in [
         ("runs = 0", "runs must be at least 1"),
         ("time = 0", "time must be at least 1"),

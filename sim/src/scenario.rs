@@ -202,6 +202,14 @@ impl Scenario {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // The name becomes a directory under --out: it must stay one plain component there.
+        let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+        if name.is_empty() || name.starts_with('.') || !name.chars().all(plain) {
+            return Err(malformed(format!(
+                "the file name makes the scenario name '{name}': use letters, digits, '-', '_' \
+                 and '.', not starting with '.'"
+            )));
+        }
         Ok(Scenario {
             name,
             path: path.to_path_buf(),
