@@ -312,3 +312,53 @@ fn the_audit_passes_a_model_that_keeps_its_declarations() {
     let audit = s.audit.expect("audited");
     assert!(audit.passed() && audit.audited > 0, "{audit:?}");
 }
+
+/// A poller counts its rounds in a local it leaves out of its checkpoint, and reports the third:
+/// its named state repeats while its real state does not. The search must not call that a
+/// livelock (nor prove anything): going round the cycle again, the third round's event shows
+/// the state the model hid, and the run is reported as breaking `state_visible`.
+struct UnnamedCounter;
+
+impl Model for UnnamedCounter {
+    fn reduction_safe(&self) -> bool {
+        true
+    }
+    fn state_visible(&self) -> bool {
+        true
+    }
+    fn start(&self) -> Rc<dyn Monitor> {
+        let history = History::<Ev>::new(Vec::new());
+        let h = history.clone();
+        let flag = Rc::new(Atomic::new("flag", false));
+        sim::spawn("poller", async move {
+            let mut rounds = 0;
+            loop {
+                sim::checkpoint("poll", &()); // wrongly: `rounds` lives across iterations
+                if flag.load().await {
+                    break;
+                }
+                rounds += 1;
+                if rounds == 3 {
+                    h.emit(Ev("third round".into()));
+                }
+                yield_point("poll").await;
+            }
+        });
+        history.monitor()
+    }
+}
+
+#[test]
+fn a_checkpoint_that_hides_a_local_is_reported_as_hidden_state() {
+    for reduction in [Reduction::VisitedStates, Reduction::None] {
+        let s = dfs(&UnnamedCounter, reduction);
+        assert_eq!(outcome(&s).0, ["hidden-state"], "{reduction:?}");
+        let message = &s.violations[0].message;
+        assert!(message.contains("sim::checkpoint"), "{message}");
+        // The replay file's schedule reproduces it, step for step.
+        let found = &s.violations[0].run;
+        let replay = sim::strategy::Replay::strict(found.decisions()).watching_states(true);
+        let (r, _) = sim::run_once(&UnnamedCounter, Box::new(replay), 0, &Default::default());
+        assert_eq!(r.violation(), found.violation());
+    }
+}

@@ -484,6 +484,7 @@ impl Execution {
             Stop::Diverged(d) => self.finish(End::Divergence(d)),
             Stop::Pruned => self.finish(End::Pruned),
             Stop::Livelock(message) => self.violate("livelock", message),
+            Stop::HiddenState(message) => self.violate(crate::strategy::HIDDEN_STATE, message),
         }
     }
 

@@ -235,6 +235,9 @@ pub struct Dfs {
     cut_by_bound: bool,
     /// A seeded sample of the branches the reduction pruned, for an audit (`crate::audit`).
     pruned_sample: Option<PrunedSample>,
+    /// Going round a fair cycle a second time, to confirm it: the stack index of the cycle's
+    /// first node, and of the node whose decision comes next.
+    confirming: Option<(usize, usize)>,
 }
 
 /// A path into the search tree: the decisions down to a branch, with what a search below it
@@ -308,6 +311,7 @@ impl Dfs {
             on_path: HashMap::new(),
             cut_by_bound: false,
             pruned_sample: None,
+            confirming: None,
         }
     }
 
@@ -693,23 +697,48 @@ impl Dfs {
         }
     }
 
-    /// If the path from the node at `at` to the state now is a fair cycle (see `livelock.rs`),
-    /// the livelock's message.
-    fn fair_cycle(&self, at: usize, view: &PickView<'_>) -> Option<String> {
+    /// Whether the path from the node at `at` to the state now is a fair cycle (see
+    /// `livelock.rs`).
+    fn is_fair_cycle(&self, at: usize) -> bool {
         let cycle = self.stack[at..].iter().filter(|n| n.kind == Kind::Task);
-        let steps = cycle.clone().map(|n| PathStep {
+        livelock::is_fair(cycle.map(|n| PathStep {
             enabled: &n.enabled,
             chosen: n.chosen,
-        });
-        if !livelock::is_fair(steps) {
-            return None;
-        }
+        }))
+    }
+
+    /// The second round of the cycle that starts at node `at`, now at its node `next` (the end
+    /// of the stack: back at the start, confirmed): the state must be the first round's, and
+    /// the decision is the first round's.
+    fn confirm_cycle(
+        &mut self,
+        at: usize,
+        next: usize,
+        view: &PickView<'_>,
+    ) -> Result<TaskId, Stop> {
         let start = self.stack[..at]
             .iter()
             .filter(|n| n.kind == Kind::Task)
             .count();
-        let ran: Vec<&str> = cycle.map(|n| view.name(TaskId(n.chosen))).collect();
-        Some(livelock::message(start, view.step, &ran))
+        let (expected, chosen) = match self.stack.get(next) {
+            Some(node) => (node.state, Some(node.chosen)),
+            None => (self.stack[at].state, None),
+        };
+        if view.state() != expected {
+            self.confirming = None;
+            return Err(Stop::HiddenState(livelock::hidden_state(start, view.step)));
+        }
+        let Some(chosen) = chosen else {
+            self.confirming = None;
+            let ran: Vec<&str> = self.stack[at..]
+                .iter()
+                .filter(|n| n.kind == Kind::Task)
+                .map(|n| view.name(TaskId(n.chosen)))
+                .collect();
+            return Err(Stop::Livelock(livelock::message(start, view.step, &ran)));
+        };
+        self.confirming = Some((at, next + 1));
+        Ok(TaskId(chosen))
     }
 
     /// Moves to the deepest node with an unexplored option.
@@ -745,6 +774,12 @@ impl Dfs {
 
     /// The value for a `choose`: replayed on the path's prefix, else the first of a new node.
     fn choose_value(&mut self, n: usize) -> Result<usize, Stop> {
+        if let Some((at, next)) = self.confirming {
+            // The first round's value (a choice node follows the task node that drew it).
+            let value = self.stack[next].chosen;
+            self.confirming = Some((at, next + 1));
+            return Ok(value);
+        }
         if let Some(parent) = self.depth.checked_sub(1) {
             let node = &mut self.stack[parent];
             if node.kind == Kind::Task {
@@ -778,6 +813,7 @@ impl Dfs {
 
 impl Strategy for Dfs {
     fn begin_run(&mut self, _run: u64) {
+        self.confirming = None;
         self.depth = 0;
         self.split_root = None;
         self.owned = true;
@@ -804,6 +840,9 @@ impl Strategy for Dfs {
             self.last_task = Some(node.chosen);
             return Ok(TaskId(node.chosen));
         }
+        if let Some((at, next)) = self.confirming {
+            return self.confirm_cycle(at, next, view);
+        }
         let current = view.current.filter(|c| view.enabled.contains(c));
         let sleep = if self.sleep_sets() {
             self.inherited_sleep(parent, view.prev_accesses)
@@ -816,8 +855,10 @@ impl Strategy for Dfs {
         let value_state = view.state();
         if let Some(state) = value_state {
             if let Some(&at) = self.on_path.get(&state) {
-                if let Some(message) = self.fair_cycle(at, view) {
-                    return Err(Stop::Livelock(message));
+                if self.is_fair_cycle(at) {
+                    // Go round once more, following the same decisions: a model that keeps
+                    // all its state visible comes back the same way.
+                    return self.confirm_cycle(at, at, view);
                 }
                 // An unfair cycle: the visited states decide what is left, as for any
                 // state reached again (the first visit, still on the path, explores the rest);

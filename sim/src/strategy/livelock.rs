@@ -28,16 +28,32 @@ pub(crate) fn is_fair<'a>(steps: impl IntoIterator<Item = PathStep<'a>>) -> bool
     always.iter().all(|t| ran.contains(t))
 }
 
-/// The violation's message: where the cycle starts and who went round it.
+/// The violation's message: where the cycle starts and who went round it (twice: `now` is the
+/// end of the second round, which confirmed the first).
 pub(crate) fn message(start: usize, now: usize, ran: &[&str]) -> String {
     let mut ran = ran.to_vec();
     ran.sort_unstable();
     ran.dedup();
     format!(
         "the run came back to its state of step {start} after {} more steps ({}), with every \
-         task that could run taking a turn: a fair cycle that makes no progress",
-        now - start,
+         task that could run taking a turn, and went round the same way again: a fair cycle \
+         that makes no progress",
+        (now - start) / 2,
         ran.join(", ")
+    )
+}
+
+/// The name of the violation a cycle that does not repeat is reported as.
+pub(crate) const HIDDEN_STATE: &str = "hidden-state";
+
+/// A state by value came back, but the second time round the cycle reached a state the first
+/// did not: the model keeps state the engine cannot see, against what it declared.
+pub(crate) fn hidden_state(start: usize, now: usize) -> String {
+    format!(
+        "the run came back to its state of step {start}, but going round the same decisions \
+         again reached, at step {now}, a state the first round did not: the model keeps state \
+         the engine cannot see (a loop local missing from its sim::checkpoint, or a value shared \
+         outside engine objects), which breaks Model::state_visible"
     )
 }
 

@@ -4,6 +4,8 @@
 mod dfs;
 mod guided;
 mod livelock;
+
+pub(crate) use livelock::HIDDEN_STATE;
 mod pct;
 mod portfolio;
 mod random;
@@ -31,8 +33,11 @@ pub enum Stop {
     /// Every continuation from here is equivalent to one already explored (sleep sets, or a
     /// visited state).
     Pruned,
-    /// The run came back to a state on its own path by a fair cycle (see `livelock.rs`).
+    /// The run came back to a state on its own path by a fair cycle, twice (see
+    /// `livelock.rs`).
     Livelock(String),
+    /// The second time round a cycle went elsewhere: the model hides state (see `livelock.rs`).
+    HiddenState(String),
 }
 
 impl From<Divergence> for Stop {

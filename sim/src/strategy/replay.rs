@@ -18,6 +18,11 @@ pub struct Replay {
     seen: HashMap<u64, usize>,
     /// The tasks enabled at each step so far, and the one picked.
     path: Vec<(Vec<TaskId>, usize)>,
+    /// The state by value at each step so far.
+    states: Vec<u64>,
+    /// Going round a fair cycle a second time, as DFS does to confirm it: the step the cycle
+    /// starts at, and its length.
+    confirming: Option<(usize, usize)>,
 }
 
 impl Replay {
@@ -29,6 +34,8 @@ impl Replay {
             watch_states: false,
             seen: HashMap::new(),
             path: Vec::new(),
+            states: Vec::new(),
+            confirming: None,
         }
     }
 
@@ -39,21 +46,37 @@ impl Replay {
         self
     }
 
-    fn fair_cycle(&self, view: &PickView<'_>) -> Option<String> {
-        let state = view.state()?;
-        let &start = self.seen.get(&state)?;
-        let cycle = self.path[start..].iter().map(|(enabled, chosen)| PathStep {
-            enabled,
-            chosen: *chosen,
-        });
-        if !livelock::is_fair(cycle) {
-            return None;
+    /// Watches the state at this step for a fair cycle (see `livelock.rs`): going round it a
+    /// second time the same way is a livelock; another way, hidden state.
+    fn watch(&mut self, view: &PickView<'_>) -> Result<(), Stop> {
+        let Some(state) = view.state() else {
+            return Ok(());
+        };
+        let step = self.path.len();
+        if let Some((start, len)) = self.confirming {
+            let k = step - (start + len);
+            if state != self.states[start + k % len] {
+                return Err(Stop::HiddenState(livelock::hidden_state(start, view.step)));
+            }
+            if k == len {
+                let ran: Vec<&str> = self.path[start..start + len]
+                    .iter()
+                    .map(|(_, t)| view.name(TaskId(*t)))
+                    .collect();
+                return Err(Stop::Livelock(livelock::message(start, view.step, &ran)));
+            }
+        } else if let Some(&start) = self.seen.get(&state) {
+            let cycle = self.path[start..].iter().map(|(enabled, chosen)| PathStep {
+                enabled,
+                chosen: *chosen,
+            });
+            if livelock::is_fair(cycle) {
+                self.confirming = Some((start, step - start));
+            }
         }
-        let ran: Vec<&str> = self.path[start..]
-            .iter()
-            .map(|(_, t)| view.name(TaskId(*t)))
-            .collect();
-        Some(livelock::message(start, view.step, &ran))
+        self.seen.entry(state).or_insert(step);
+        self.states.push(state);
+        Ok(())
     }
 
     fn enabled_names(view: &PickView<'_>) -> String {
@@ -67,6 +90,8 @@ impl Strategy for Replay {
         self.next = 0;
         self.seen.clear();
         self.path.clear();
+        self.states.clear();
+        self.confirming = None;
     }
 
     fn wants_value_state(&self) -> bool {
@@ -75,12 +100,7 @@ impl Strategy for Replay {
 
     fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {
         if self.watch_states {
-            if let Some(message) = self.fair_cycle(view) {
-                return Err(Stop::Livelock(message));
-            }
-            if let Some(state) = view.state() {
-                self.seen.entry(state).or_insert(self.path.len());
-            }
+            self.watch(view)?;
         }
         let recorded = self.decisions.get(self.next);
         self.next += 1;
