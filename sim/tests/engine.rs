@@ -381,3 +381,30 @@ fn namesakes_get_the_next_free_suffix() {
     names.sort();
     assert_eq!(names, ["w", "w#2", "w#3", "w#4"]);
 }
+
+/// Past a few dozen tasks the names are kept as a set: the same names come out.
+struct ManyNamesakes;
+
+impl Model for ManyNamesakes {
+    fn start(&self) -> Rc<dyn Monitor> {
+        sim::spawn("w#40", async {});
+        for _ in 0..40 {
+            sim::spawn("w", async {});
+        }
+        History::<String>::new(Vec::new()).monitor()
+    }
+}
+
+#[test]
+fn many_namesakes_stay_unique() {
+    let (r, _) = run_once(
+        &ManyNamesakes,
+        Box::new(Random::new(1)),
+        0,
+        &RunConfig::default(),
+    );
+    let names: std::collections::BTreeSet<String> =
+        r.decisions().iter().map(|d| d.to_string()).collect();
+    assert_eq!(names.len(), 41);
+    assert!(names.contains("w#41") && names.contains("w#39") && !names.contains("w#1"));
+}

@@ -64,8 +64,9 @@ pub(crate) struct Execution {
     pub task_events: Vec<u64>,
     /// Per task, the step during which its parent spawned it (`None`: spawned by the setup).
     pub spawned_at: Vec<Option<usize>>,
-    /// Task names taken, and per name the last `#n` suffix given to a namesake.
-    task_names: std::collections::HashSet<String>,
+    /// Task names taken (kept as a set once a run has many tasks: below that a scan is
+    /// cheaper than the set), and per name the last `#n` suffix given to a namesake.
+    task_names: Option<std::collections::HashSet<String>>,
     namesakes: std::collections::HashMap<String, usize>,
     pub end: Option<End>,
     strategy: Box<dyn Strategy>,
@@ -97,7 +98,7 @@ impl Execution {
             values: strategy.wants_value_state().then(ValueState::default),
             task_events: Vec::with_capacity(8),
             spawned_at: Vec::with_capacity(8),
-            task_names: std::collections::HashSet::new(),
+            task_names: None,
             namesakes: std::collections::HashMap::new(),
             end: None,
             strategy,
@@ -125,19 +126,21 @@ impl Execution {
         // names taken and, per name, the last suffix handed out keep a spawn O(1) however many
         // tasks a run has (lookups only: no iteration order reaches the run).
         let mut unique = name;
-        if self.task_names.contains(unique.as_str()) {
+        if self.name_taken(&unique) {
             let base = std::mem::take(&mut unique);
             let mut n = self.namesakes.get(base.as_str()).copied().unwrap_or(1);
             loop {
                 n += 1;
                 unique = format!("{base}#{n}");
-                if !self.task_names.contains(unique.as_str()) {
+                if !self.name_taken(&unique) {
                     break;
                 }
             }
             self.namesakes.insert(base, n);
         }
-        self.task_names.insert(unique.clone());
+        if let Some(names) = &mut self.task_names {
+            names.insert(unique.clone());
+        }
         self.tasks.push(Task {
             base_hash: super::digest::of(base_name(&unique)),
             name: unique.into(),
@@ -155,6 +158,18 @@ impl Execution {
             values.spawn(id, self.current.map(|t| t.0));
         }
         TaskId(id)
+    }
+
+    /// Whether a task already has this name.
+    fn name_taken(&mut self, name: &str) -> bool {
+        const SCAN: usize = 32;
+        if self.task_names.is_none() && self.tasks.len() > SCAN {
+            self.task_names = Some(self.tasks.iter().map(|t| t.name.to_string()).collect());
+        }
+        match &self.task_names {
+            Some(names) => names.contains(name),
+            None => self.tasks.iter().any(|t| *t.name == *name),
+        }
     }
 
     pub(crate) fn add_object(&mut self, name: Cow<'static, str>, state: ObjState) -> ObjId {
