@@ -69,8 +69,8 @@ pub struct BudgetArgs {
     #[arg(long)]
     pub preemption_bound: Option<PreemptionBound>,
     /// DFS: how to skip schedules equivalent to explored ones: `partial-order` (sleep sets +
-    /// source-set DPOR; Bounded POR under a bound), `visited-states`, or `none` (default:
-    /// visited states under a preemption bound, partial-order without one).
+    /// source-set DPOR; under a bound, visited states instead), `visited-states`, or `none`
+    /// (default: visited states under a bound or on a state-visible model, else partial-order).
     #[arg(long, conflicts_with = "no_reduction")]
     pub reduction: Option<sim::strategy::Reduction>,
     /// DFS: plain depth-first search (`--reduction none`).

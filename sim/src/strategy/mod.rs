@@ -128,7 +128,8 @@ pub trait Strategy {
 pub enum Reduction {
     /// Plain DFS: every enabled task at every step (to measure the others and test them).
     None,
-    /// Sleep sets and source-set DPOR; under a preemption bound, Bounded POR.
+    /// Sleep sets and source-set DPOR. Not offered under a preemption bound (Bounded POR missed
+    /// end states on generated programs): a bounded search asking for it gets visited states.
     PartialOrder,
     /// Plain DFS that stops where a run reaches a state (a Mazurkiewicz trace, and under a bound
     /// the running task and the preemptions spent) whose continuations it has explored.
