@@ -287,9 +287,9 @@ fn dfs_exhausts_the_single_publisher_scenarios_and_finds_their_bugs() {
     }
 }
 
-/// Both reductions reach every end state plain DFS reaches within the same bound, at the grain
-/// where Bounded POR once did not (a task preempted right after its read lock, then overtaken
-/// by the other publisher at a non-preemptive switch); visited states explore the fewest.
+/// The bounded reduction reaches every end state plain DFS reaches within the same bound, at the
+/// grain where Bounded POR once did not (a task preempted right after its read lock, then
+/// overtaken by the other publisher at a non-preemptive switch), and explores fewer schedules.
 #[test]
 fn bounded_reductions_reach_every_end_state_of_bounded_dfs() {
     let model = broker("bound-first", 2, "access");
@@ -309,11 +309,19 @@ fn bounded_reductions_reach_every_end_state_of_bounded_dfs() {
         assert!(s.finished() && s.violations.is_empty());
         assert_eq!(s.end_states, plain.end_states);
     }
+    // Bounded POR is not offered (it missed end states on generated programs): asked for,
+    // the search runs with visited states.
+    assert_eq!(
+        por.strategy,
+        StrategyKind::Dfs {
+            preemption_bound: Some(1),
+            reduction: Reduction::VisitedStates
+        }
+    );
     assert!(
-        visited.runs < por.runs && por.runs < plain.runs,
-        "{} visited states, {} bounded POR, {} plain",
+        visited.runs < plain.runs,
+        "{} visited states, {} plain",
         visited.runs,
-        por.runs,
         plain.runs
     );
 }
