@@ -591,6 +591,18 @@ fn replay_compares_the_recorded_message_and_step() {
         std::fs::write(&path, changed.to_string()).unwrap();
         assert_bad_input(&braid(&["replay", path.to_str().unwrap()]), "drifted");
     }
+    // `shrink` rejects a drifted file as `replay` does, and leaves it as it was.
+    let mut drifted = recorded.clone();
+    drifted["digest"] = serde_json::json!("0123456789abcdef");
+    let path = dir.path().join("drifted.json");
+    std::fs::write(&path, drifted.to_string()).unwrap();
+    assert_bad_input(&braid(&["replay", path.to_str().unwrap()]), "drifted");
+    assert_bad_input(&braid(&["shrink", path.to_str().unwrap()]), "drifted");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        drifted.to_string(),
+        "untouched"
+    );
     let mut other = recorded.clone();
     other["violation"]["invariant"] = serde_json::json!("no-duplicate");
     let path = dir.path().join("other-invariant.json");
@@ -598,4 +610,17 @@ fn replay_compares_the_recorded_message_and_step() {
     let o = braid(&["replay", path.to_str().unwrap()]);
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("NOT reproduced"));
+}
+
+/// An IO error is said once, with the path.
+#[test]
+fn an_io_error_is_said_once() {
+    for args in [
+        &["replay", "no-such-file.json"][..],
+        &["explore", "--scenario-dir", "no-such-dir", "all"][..],
+    ] {
+        let o = braid(args);
+        assert_bad_input(&o, "no-such-");
+        assert_eq!(stderr(&o).matches("os error").count(), 1, "{}", stderr(&o));
+    }
 }

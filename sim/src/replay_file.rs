@@ -83,10 +83,12 @@ pub struct ReplayFile {
 
 #[derive(Debug, Error)]
 pub enum ReplayFileError {
-    #[error("{path}: cannot read replay file: {source}")]
+    #[error("{path}: cannot read replay file: {error}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        /// Not a `source`: the message carries it, so a report that prints the chain of
+        /// causes does not print it twice.
+        error: std::io::Error,
     },
     #[error("{path}: corrupt replay file: {message}")]
     Corrupt { path: PathBuf, message: String },
@@ -100,9 +102,9 @@ pub fn digest_hex(digest: u64) -> String {
 
 impl ReplayFile {
     pub fn load(path: &Path) -> Result<ReplayFile, ReplayFileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ReplayFileError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| ReplayFileError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         let corrupt = |message: String| ReplayFileError::Corrupt {
             path: path.to_path_buf(),

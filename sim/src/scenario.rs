@@ -11,10 +11,12 @@ use crate::strategy::{Reduction, StrategyKind};
 
 #[derive(Debug, Error)]
 pub enum ScenarioError {
-    #[error("{path}: cannot read scenario: {source}")]
+    #[error("{path}: cannot read scenario: {error}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        /// Not a `source`: the message carries it, so a report that prints the chain of
+        /// causes does not print it twice.
+        error: std::io::Error,
     },
     #[error("{path}: malformed scenario: {message}")]
     Malformed { path: PathBuf, message: String },
@@ -169,9 +171,9 @@ pub struct Scenario {
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Self::parse(path, &text)
     }
@@ -224,9 +226,9 @@ impl Scenario {
 
     /// All scenarios in `dir`, by name.
     pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
-        let entries = std::fs::read_dir(dir).map_err(|source| ScenarioError::Io {
+        let entries = std::fs::read_dir(dir).map_err(|error| ScenarioError::Io {
             path: dir.to_path_buf(),
-            source,
+            error,
         })?;
         let mut paths: Vec<PathBuf> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))

@@ -1,7 +1,7 @@
 //! `braid shrink`: minimise an existing replay file's schedule, in place.
 
 use anyhow::{bail, Context, Result};
-use sim::replay_file::{digest_hex, ReplayFile, ShrunkFrom, FORMAT_VERSION};
+use sim::replay_file::{digest_hex, DigestCheck, ReplayFile, ShrunkFrom, FORMAT_VERSION};
 use sim::shrink::shrink_with;
 use sim::strategy::Replay;
 use sim::{run_once, RunConfig, RunOutcome};
@@ -29,7 +29,28 @@ pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
     let (found, _) = run_once(model.as_ref(), replay, file.found.run, &config);
     match &found.outcome {
         RunOutcome::Diverged(d) => bail!("{path}: the model drifted: {d}"),
-        RunOutcome::Violation(v) if v.invariant == file.violation.invariant => {}
+        RunOutcome::Violation(v) if v.invariant == file.violation.invariant => {
+            // A file `replay` and `ci` reject as drifted is not silently rewritten here: the
+            // schedule it holds no longer tells the story it recorded. (A format 1 file, whose
+            // digest this braid does not compute, is what `shrink` upgrades.)
+            if let DigestCheck::Drifted { replayed, recorded } = file.check_digest(found.digest) {
+                bail!(
+                    "{path}: the model drifted: same violation, but the trace digest is {replayed}, \
+                     recorded {recorded}; re-record it with `braid explore`"
+                );
+            }
+            if v.message != file.violation.message || v.step != file.violation.step {
+                bail!(
+                    "{path}: the model drifted: {} now at step {} with \"{}\", recorded at step {} \
+                     with \"{}\"; re-record it with `braid explore`",
+                    v.invariant,
+                    v.step,
+                    v.message,
+                    file.violation.step,
+                    file.violation.message
+                );
+            }
+        }
         _ => bail!(
             "{path}: the recorded violation {} no longer reproduces; nothing to shrink",
             file.violation.invariant
