@@ -44,7 +44,7 @@ impl AuditReport {
 }
 
 /// Re-explores the pruned branches `summary` sampled (see the module docs).
-pub fn audit(model: &dyn Model, summary: &Summary, _seed: u64, max_steps: usize) -> AuditReport {
+pub fn audit(model: &dyn Model, summary: &Summary, max_steps: usize) -> AuditReport {
     let found: BTreeSet<&str> = summary
         .violations
         .iter()

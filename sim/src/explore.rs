@@ -89,15 +89,10 @@ impl Summary {
             total.pruned += p.pruned;
             total.pruned_sample.extend(p.pruned_sample);
             total.pruned_branches += p.pruned_branches;
-            total.proved_bound = match (total.exhaustive, p.exhaustive) {
-                (true, true) => None,
-                (true, false) => p.proved_bound,
-                (false, true) => total.proved_bound,
-                (false, false) => total
-                    .proved_bound
-                    .zip(p.proved_bound)
-                    .map(|(a, b)| a.min(b)),
-            };
+            total.proved_bound = merged_proved_bound(
+                (total.exhaustive, total.proved_bound),
+                (p.exhaustive, p.proved_bound),
+            );
             total.exhaustive &= p.exhaustive;
             total.elapsed = total.elapsed.max(p.elapsed);
             for f in p.violations {
@@ -176,6 +171,17 @@ impl Summary {
     pub fn pct_confidence(&self) -> Option<f64> {
         self.pct_bound()
             .map(|p| 1.0 - (1.0 - p).powf(self.runs as f64))
+    }
+}
+
+/// What two parts of one split search prove together, each as (exhaustive, proved bound): every
+/// schedule if both cover every schedule, else every schedule within the smaller bound that
+/// both reached (none if either reached none).
+pub fn merged_proved_bound(a: (bool, Option<usize>), b: (bool, Option<usize>)) -> Option<usize> {
+    match (a, b) {
+        ((true, _), (true, _)) => None,
+        ((true, _), (false, k)) | ((false, k), (true, _)) => k,
+        ((false, j), (false, k)) => j.zip(k).map(|(j, k)| j.min(k)),
     }
 }
 
@@ -504,7 +510,7 @@ impl<'m> Explorer<'m> {
     }
 
     pub fn run(self) -> Result<Summary, ExploreError> {
-        let (model, audit, seed, max_steps) = (self.model, self.audit, self.seed, self.max_steps);
+        let (model, audit, max_steps) = (self.model, self.audit, self.max_steps);
         let stop_on_first = self.stop_on_first || self.sampling_only;
         let mut summary = self.search()?;
         let reduced = matches!(
@@ -512,7 +518,7 @@ impl<'m> Explorer<'m> {
             StrategyKind::Dfs { reduction, .. } if reduction != Reduction::None
         );
         if audit > 0 && reduced && !stop_on_first {
-            summary.audit = Some(crate::audit::audit(model, &summary, seed, max_steps));
+            summary.audit = Some(crate::audit::audit(model, &summary, max_steps));
         }
         Ok(summary)
     }

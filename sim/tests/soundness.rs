@@ -148,6 +148,10 @@ fn spawn_capture_visited_states() {
     let plain = dfs(&model, None, Reduction::None);
     assert!(violations(&plain).contains("bad"), "plain DFS finds it");
     assert_agree(&model, Reduction::VisitedStates);
+    assert_agree(&model, Reduction::PartialOrder);
+    for reduction in [Reduction::VisitedStates, Reduction::PartialOrder] {
+        assert!(dfs(&model, None, reduction).exhaustive, "{reduction:?}");
+    }
 }
 
 /// a: `emit a`; b: `emit b`; invariants: no `a`, no `b`.

@@ -90,15 +90,10 @@ fn combine(total: &mut ScenarioReport, part: ScenarioReport, path: &Path) -> Res
     total.max_steps_seen = total.max_steps_seen.max(part.max_steps_seen);
     total.determinism_checked += part.determinism_checked;
     total.pruned += part.pruned;
-    total.proved_bound = match (total.exhaustive, part.exhaustive) {
-        (true, true) => None,
-        (true, false) => part.proved_bound,
-        (false, true) => total.proved_bound,
-        (false, false) => total
-            .proved_bound
-            .zip(part.proved_bound)
-            .map(|(a, b)| a.min(b)),
-    };
+    total.proved_bound = sim::explore::merged_proved_bound(
+        (total.exhaustive, total.proved_bound),
+        (part.exhaustive, part.proved_bound),
+    );
     total.exhaustive &= part.exhaustive;
     total.distinct_schedules += part.distinct_schedules;
     // Without digests (a summary from before they were written) the count is a lower bound.

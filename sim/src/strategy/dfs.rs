@@ -79,6 +79,24 @@ impl Node {
         self.kind == Kind::Task && self.current.is_some_and(|c| c.0 != option)
     }
 
+    /// This node as a step of a path taking `chosen`: what a search below it needs, without
+    /// the record of what was explored from it.
+    fn path_step(&self, chosen: usize) -> Node {
+        Node {
+            kind: self.kind,
+            enabled: self.enabled.clone(),
+            current: self.current,
+            preemptions: self.preemptions,
+            chosen,
+            backtrack: BTreeSet::new(),
+            done: BTreeSet::new(),
+            sleep: Vec::new(),
+            step_accesses: BTreeMap::new(),
+            state: self.state,
+            choosers: self.choosers.clone(),
+        }
+    }
+
     fn asleep(&self, task: usize) -> bool {
         self.sleep.iter().any(|(t, _)| *t == task)
     }
@@ -360,10 +378,7 @@ impl Dfs {
                 }
                 Node {
                     backtrack: BTreeSet::from([n.chosen]),
-                    done: BTreeSet::new(),
-                    sleep: Vec::new(),
-                    step_accesses: BTreeMap::new(),
-                    ..n.clone()
+                    ..n.path_step(n.chosen)
                 }
             })
             .collect();
@@ -375,24 +390,10 @@ impl Dfs {
     fn branch_to(&self, depth: usize, option: Option<usize>) -> Branch {
         let mut nodes: Vec<Node> = self.stack[..depth]
             .iter()
-            .map(|n| Node {
-                backtrack: BTreeSet::new(),
-                done: BTreeSet::new(),
-                sleep: Vec::new(),
-                step_accesses: BTreeMap::new(),
-                ..n.clone()
-            })
+            .map(|n| n.path_step(n.chosen))
             .collect();
         if let Some(o) = option {
-            let n = &self.stack[depth];
-            nodes.push(Node {
-                chosen: o,
-                backtrack: BTreeSet::new(),
-                done: BTreeSet::new(),
-                sleep: Vec::new(),
-                step_accesses: BTreeMap::new(),
-                ..n.clone()
-            });
+            nodes.push(self.stack[depth].path_step(o));
         }
         Branch {
             nodes,

@@ -907,6 +907,15 @@ impl Draw<'_> {
     }
 
     /// A statement that may sit inside a critical section of mutex `held` (or of a rwlock).
+    /// Half the time, a statement inside a critical section (see `inner`).
+    fn maybe_inner(&mut self, held: Option<usize>) -> Option<Box<Stmt>> {
+        if self.rng.gen_bool(0.5) {
+            self.inner(held)
+        } else {
+            None
+        }
+    }
+
     fn inner(&mut self, held: Option<usize>) -> Option<Box<Stmt>> {
         let s = match self.rng.gen_range(0..6) {
             0 | 1 => Stmt::Yield,
@@ -976,11 +985,7 @@ impl Draw<'_> {
                 },
                 41..49 if self.mutexes > 0 => {
                     let m = self.rng.gen_range(0..self.mutexes);
-                    let inner = if self.rng.gen_bool(0.5) {
-                        self.inner(Some(m))
-                    } else {
-                        None
-                    };
+                    let inner = self.maybe_inner(Some(m));
                     Stmt::Lock {
                         m,
                         dst: self.dst(),
@@ -989,11 +994,7 @@ impl Draw<'_> {
                     }
                 }
                 49..53 if self.rwlocks > 0 => {
-                    let inner = if self.rng.gen_bool(0.5) {
-                        self.inner(None)
-                    } else {
-                        None
-                    };
+                    let inner = self.maybe_inner(None);
                     Stmt::Read {
                         rw: self.rng.gen_range(0..self.rwlocks),
                         dst: self.dst(),
@@ -1001,11 +1002,7 @@ impl Draw<'_> {
                     }
                 }
                 53..57 if self.rwlocks > 0 => {
-                    let inner = if self.rng.gen_bool(0.5) {
-                        self.inner(None)
-                    } else {
-                        None
-                    };
+                    let inner = self.maybe_inner(None);
                     Stmt::Write {
                         rw: self.rng.gen_range(0..self.rwlocks),
                         add: self.rng.gen_range(1..3),
