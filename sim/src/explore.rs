@@ -32,6 +32,8 @@ pub struct Found {
     pub count: u64,
     /// Wall time from the start of the exploration to the first failing run.
     pub time_to_first: Duration,
+    /// The strategy whose run this is (under the default plan: its DFS or its portfolio).
+    pub by: StrategyKind,
     pub run: RunResult,
 }
 
@@ -68,6 +70,8 @@ pub struct Summary {
     pub pruned_branches: u64,
     /// The reduction audit's findings (with `Explorer::audit`).
     pub audit: Option<crate::audit::AuditReport>,
+    /// Under the default plan, how its two phases went.
+    pub plan: Option<PlanReport>,
     /// Trace digests of the runs (their count is `distinct_schedules`), kept so that the
     /// summaries of parallel jobs and shards merge exactly.
     pub digests: BTreeSet<u64>,
@@ -201,6 +205,9 @@ impl Summary {
     /// What a search that found no violation establishes, in words: "every schedule",
     /// "every schedule within 2 preemptions", or how far a sample went.
     pub fn coverage(&self) -> String {
+        if let Some(plan) = &self.plan {
+            return plan.describe();
+        }
         match (self.exhaustive, self.proved_bound) {
             _ if self.proves_nothing() => "nothing: no run reached its end".to_string(),
             (true, _) => "every schedule".to_string(),
@@ -215,6 +222,34 @@ impl Summary {
             self.runs as f64 / secs
         } else {
             0.0
+        }
+    }
+}
+
+/// How the default plan's two phases went: the bounded exhaustive search, then the portfolio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanReport {
+    /// Runs of the DFS phase, and what it proved (every schedule, or every one within a bound).
+    pub dfs_runs: u64,
+    pub exhaustive: bool,
+    pub proved_bound: Option<usize>,
+    /// Runs of the portfolio phase (0 when the DFS finished, or found a violation first).
+    pub portfolio_runs: u64,
+}
+
+impl PlanReport {
+    /// "every schedule (DFS, 212 runs)", or "every schedule within 2 preemptions, then 9000
+    /// portfolio runs".
+    pub fn describe(&self) -> String {
+        let proof = match (self.exhaustive, self.proved_bound) {
+            (true, _) => "every schedule".to_string(),
+            (false, Some(k)) => format!("every schedule within {k} preemptions"),
+            (false, None) => format!("{} DFS runs, no preemption bound finished", self.dfs_runs),
+        };
+        match self.portfolio_runs {
+            0 if self.exhaustive => format!("{proof} ({} DFS runs)", self.dfs_runs),
+            0 => proof,
+            n => format!("{proof}, then {n} portfolio runs"),
         }
     }
 }
@@ -265,6 +300,8 @@ type ProgressFn<'m> = Box<dyn FnMut(&Progress) + 'm>;
 const DETERMINISM_SAMPLE: u64 = 32;
 /// Branching decision nodes above the subtrees a split DFS hands out to jobs and shards.
 const SPLIT_DEPTH: usize = 3;
+/// The default plan's DFS phase gets one part in this many of the budget.
+const PLAN_DFS_SHARE: u64 = 5;
 /// Calibration runs that estimate a run's length for PCT.
 const CALIBRATION_RUNS: u64 = 16;
 
@@ -492,6 +529,85 @@ impl<'m> Explorer<'m> {
         Ok(summary)
     }
 
+    /// The default plan (`StrategyKind::Default`): DFS with iterative context bounding within
+    /// `PLAN_DFS_SHARE` of the budget (runs and time), which either proves every schedule, or
+    /// every schedule within the bound it finished; then the portfolio (random and PCT at
+    /// several depths) with the rest. With no budget given, the budget is 10,000 runs.
+    fn run_plan(mut self) -> Result<Summary, ExploreError> {
+        let start = Instant::now();
+        let runs = match (self.runs, self.time) {
+            (None, None) => Some(10_000),
+            (runs, _) => runs,
+        };
+        let progress = std::cell::RefCell::new(self.progress.take());
+        let phase = |strategy: StrategyKind, done: u64| {
+            let progress = &progress;
+            Explorer::new(self.model)
+                .strategy(strategy)
+                .seed(self.seed)
+                .first_run(self.first_run)
+                .stride(self.stride)
+                .max_steps(self.max_steps)
+                .check_determinism(self.check_determinism)
+                .stop_on_first(self.stop_on_first)
+                .jobs(self.jobs)
+                .on_progress(move |p: &Progress| {
+                    if let Some(f) = progress.borrow_mut().as_mut() {
+                        f(&Progress {
+                            runs: done + p.runs,
+                            budget_runs: runs,
+                            ..*p
+                        });
+                    }
+                })
+        };
+        let dfs = StrategyKind::Dfs {
+            preemption_bound: None,
+            reduction: Reduction::for_search(None, self.model.state_visible()),
+        };
+        let mut first = phase(dfs, 0).deepening(true).sampling(self.audit);
+        if let Some(r) = runs {
+            first = first.runs((r / PLAN_DFS_SHARE).max(1));
+        }
+        if let Some(t) = self.time {
+            first = first.time(t / PLAN_DFS_SHARE as u32);
+        }
+        let proof = first.run()?;
+        let mut plan = PlanReport {
+            dfs_runs: proof.runs,
+            exhaustive: proof.exhaustive,
+            proved_bound: proof.proved_bound,
+            portfolio_runs: 0,
+        };
+        let found = !proof.violations.is_empty();
+        let mut summary = if proof.exhaustive || (found && self.stop_on_first) {
+            proof
+        } else {
+            let mut second = phase(StrategyKind::Portfolio, proof.runs);
+            if let Some(r) = runs {
+                second = second.runs(r.saturating_sub(proof.runs).max(1));
+            }
+            if let Some(t) = self.time {
+                second = second.time(
+                    t.saturating_sub(start.elapsed())
+                        .max(Duration::from_millis(1)),
+                );
+            }
+            let sample = second.run()?;
+            plan.portfolio_runs = sample.runs;
+            let (exhaustive, bound) = (proof.exhaustive, proof.proved_bound);
+            let mut total = proof.then_level(sample);
+            // What the plan proved is its DFS phase's; the portfolio adds runs, not a proof.
+            (total.exhaustive, total.proved_bound) = (exhaustive, bound);
+            total.pct_steps = None;
+            total
+        };
+        summary.strategy = StrategyKind::Default;
+        summary.plan = Some(plan);
+        summary.elapsed = start.elapsed();
+        Ok(summary)
+    }
+
     pub fn on_progress(mut self, f: impl FnMut(&Progress) + 'm) -> Self {
         self.progress = Some(Box::new(f));
         self
@@ -513,10 +629,11 @@ impl<'m> Explorer<'m> {
         let (model, audit, max_steps) = (self.model, self.audit, self.max_steps);
         let stop_on_first = self.stop_on_first || self.sampling_only;
         let mut summary = self.search()?;
-        let reduced = matches!(
-            summary.strategy,
-            StrategyKind::Dfs { reduction, .. } if reduction != Reduction::None
-        );
+        let reduced = summary.plan.is_some()
+            || matches!(
+                summary.strategy,
+                StrategyKind::Dfs { reduction, .. } if reduction != Reduction::None
+            );
         if audit > 0 && reduced && !stop_on_first {
             summary.audit = Some(crate::audit::audit(model, &summary, max_steps));
         }
@@ -546,6 +663,9 @@ impl<'m> Explorer<'m> {
                     reduction: Reduction::VisitedStates,
                 };
             }
+        }
+        if self.strategy == StrategyKind::Default {
+            return self.run_plan();
         }
         if self.deepens() {
             return self.run_deepening();
@@ -596,6 +716,7 @@ impl<'m> Explorer<'m> {
             pruned_sample: Vec::new(),
             pruned_branches: 0,
             audit: None,
+            plan: None,
         };
         let mut run = self.first_run;
         loop {
@@ -647,6 +768,7 @@ impl<'m> Explorer<'m> {
                             first_run: run,
                             count: 1,
                             time_to_first: start.elapsed(),
+                            by: self.strategy,
                             run: result.clone(),
                         });
                     }

@@ -29,3 +29,9 @@ pub fn checkpoint<T: Hash + ?Sized>(label: &'static str, locals: &T) {
         with_exec(|ex| ex.checkpoint(mix(of(label), of(locals))));
     }
 }
+
+/// Has the engine judge `monitor` too when the run reaches quiescence, after the model's own
+/// (properties a test declares during a run, such as `braid::eventually`).
+pub fn watch(monitor: std::rc::Rc<dyn crate::Monitor>) {
+    with_exec(|ex| ex.watched.push(monitor));
+}

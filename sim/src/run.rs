@@ -199,7 +199,12 @@ fn simulate(model: &dyn Model, run: u64) {
         RunEnd.await;
         let quiescent = with_exec(|ex| matches!(ex.end, Some(End::Quiescent)));
         if quiescent {
-            if let Some(v) = monitor.at_quiescence() {
+            let watched = with_exec(|ex| std::mem::take(&mut ex.watched));
+            let verdict = std::iter::once(&monitor)
+                .chain(&watched)
+                .find_map(|m| m.at_quiescence());
+            drop(watched);
+            if let Some(v) = verdict {
                 with_exec(|ex| {
                     if let Some(trace) = &mut ex.trace {
                         if let Some(TraceLine::End { text, .. }) = trace.lines.last_mut() {

@@ -126,6 +126,7 @@ pub fn parse_strategy(
     state_visible: bool,
 ) -> Result<StrategyKind, String> {
     match name {
+        "default" => Ok(StrategyKind::Default),
         "random" => Ok(StrategyKind::Random),
         "pct" if depth >= 1 => Ok(StrategyKind::Pct { depth }),
         "pct" => Err("PCT depth must be at least 1".into()),
@@ -135,7 +136,7 @@ pub fn parse_strategy(
             reduction: reduction.unwrap_or(Reduction::for_search(preemption_bound, state_visible)),
         }),
         other => Err(format!(
-            "unknown strategy '{other}' (known: random, pct, portfolio, dfs)"
+            "unknown strategy '{other}' (known: default, random, pct, portfolio, dfs)"
         )),
     }
 }

@@ -172,6 +172,7 @@ pub fn explore_one(
                 first_run: 0,
                 count: 1,
                 time_to_first: Duration::ZERO,
+                by: summary.strategy,
                 run: m.run.clone(),
             })
         })

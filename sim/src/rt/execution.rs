@@ -69,6 +69,13 @@ pub(crate) struct Execution {
     task_names: Option<std::collections::HashSet<String>>,
     namesakes: std::collections::HashMap<String, usize>,
     pub end: Option<End>,
+    /// The task whose end ends the run, as a `#[test]` body's does (`sim::task::spawn_main`):
+    /// once it has finished, tasks still blocked are left behind, not deadlocked.
+    main: Option<TaskId>,
+    /// Monitors registered during the run (`sim::watch`), judged at quiescence after the model's.
+    pub watched: Vec<std::rc::Rc<dyn crate::model::Monitor>>,
+    /// Per kind of object, the last number given to an unnamed one (`mutex#3`).
+    auto_names: std::collections::BTreeMap<&'static str, usize>,
     strategy: Box<dyn Strategy>,
     max_steps: usize,
     digest: Digest,
@@ -101,6 +108,9 @@ impl Execution {
             task_names: None,
             namesakes: std::collections::HashMap::new(),
             end: None,
+            main: None,
+            watched: Vec::new(),
+            auto_names: std::collections::BTreeMap::new(),
             strategy,
             max_steps,
             digest: Digest::default(),
@@ -149,6 +159,7 @@ impl Execution {
             granted: false,
             waker: None,
             choice: 0,
+            done: None,
         });
         let id = self.tasks.len() - 1;
         // The step the parent is taking (steps counts the steps granted so far).
@@ -158,6 +169,26 @@ impl Execution {
             values.spawn(id, self.current.map(|t| t.0));
         }
         TaskId(id)
+    }
+
+    /// Makes `task` the one whose end ends the run.
+    pub(crate) fn set_main(&mut self, task: TaskId) {
+        self.main = Some(task);
+    }
+
+    /// Gives `task` an object that its end writes, for others to join on.
+    pub(crate) fn make_joinable(&mut self, task: TaskId) -> ObjId {
+        let name = self.tasks[task.0].name.to_string();
+        let done = self.add_object(name.into(), ObjState::Task { finished: false });
+        self.tasks[task.0].done = Some(done);
+        done
+    }
+
+    /// A name for an unnamed object of this kind: `mutex#1`, `mutex#2`, ...
+    pub(crate) fn auto_name(&mut self, kind: &'static str) -> String {
+        let n = self.auto_names.entry(kind).or_insert(0);
+        *n += 1;
+        format!("{kind}#{n}")
     }
 
     /// Whether a task already has this name.
@@ -351,6 +382,11 @@ impl Execution {
     pub(crate) fn task_finished(&mut self, id: TaskId) {
         self.tasks[id.0].finished = true;
         self.tasks[id.0].pending = None;
+        if let Some(done) = self.tasks[id.0].done {
+            // The end is the task's last step's write: a join depends on it.
+            *self.state_mut(done) = ObjState::Task { finished: true };
+            self.set_value(done, 1);
+        }
         self.decide();
     }
 
@@ -510,7 +546,8 @@ impl Execution {
                 .expect("an unfinished task that is not running is parked")
         };
         let unfinished = || self.tasks.iter().filter(|t| !t.finished);
-        if unfinished().all(|t| parked(t).is_idle_wait()) {
+        let main_done = self.main.is_some_and(|m| self.tasks[m.0].finished);
+        if main_done || unfinished().all(|t| parked(t).is_idle_wait()) {
             self.finish(End::Quiescent);
             return;
         }

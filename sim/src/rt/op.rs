@@ -20,11 +20,19 @@ pub(crate) enum Op {
     WriteLock(ObjId),
     Send(ObjId),
     TrySend(ObjId),
-    Recv { ch: ObjId, idle: bool },
+    Recv {
+        ch: ObjId,
+        idle: bool,
+    },
     TryRecv(ObjId),
     Notify(ObjId),
-    Notified { n: ObjId, idle: bool },
+    Notified {
+        n: ObjId,
+        idle: bool,
+    },
     Atomic(ObjId, AtomicOp),
+    /// Await another task's end (its `JoinHandle`): enabled once that task has finished.
+    Join(ObjId),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -48,7 +56,8 @@ impl Op {
             | Op::TrySend(o)
             | Op::TryRecv(o)
             | Op::Notify(o)
-            | Op::Atomic(o, _) => Some(o),
+            | Op::Atomic(o, _)
+            | Op::Join(o) => Some(o),
             Op::Recv { ch, .. } => Some(ch),
             Op::Notified { n, .. } => Some(n),
         }
@@ -77,6 +86,7 @@ impl Op {
             Op::Notify(_) => 11,
             Op::Notified { .. } => 12,
             Op::Atomic(_, a) => 13 + a as u64,
+            Op::Join(_) => 18,
         }
     }
 }
@@ -99,6 +109,10 @@ pub(crate) enum ObjState {
         permit: bool,
     },
     Atomic,
+    /// A joinable task's end: whether it has finished.
+    Task {
+        finished: bool,
+    },
 }
 
 impl ObjState {
@@ -111,6 +125,7 @@ impl ObjState {
             ObjState::Channel { len, cap } => mix(mix(3, len as u64), cap as u64),
             ObjState::Notify { permit } => mix(4, u64::from(permit)),
             ObjState::Atomic => 5,
+            ObjState::Task { finished } => mix(6, u64::from(finished)),
         }
     }
 }
@@ -132,6 +147,7 @@ impl Object {
             (Op::Send(_), ObjState::Channel { len, cap }) => len < cap,
             (Op::Recv { .. }, ObjState::Channel { len, .. }) => *len > 0,
             (Op::Notified { .. }, ObjState::Notify { permit }) => *permit,
+            (Op::Join(_), ObjState::Task { finished }) => *finished,
             _ => true,
         }
     }
@@ -178,6 +194,7 @@ impl fmt::Display for Describe<'_> {
                 };
                 write!(f, "{verb} {}", name(o))
             }
+            Op::Join(o) => write!(f, "join {}", name(o)),
         }
     }
 }

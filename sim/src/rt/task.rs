@@ -30,6 +30,8 @@ pub(crate) struct Task {
     pub waker: Option<Waker>,
     /// The value drawn for the task's last `choose`.
     pub choice: usize,
+    /// The object its end writes, when someone may join it.
+    pub done: Option<super::ObjId>,
 }
 
 /// Spawns a model task named `name`. It first runs when the strategy grants it the baton.

@@ -1,0 +1,58 @@
+//! Tasks, shaped like `tokio::task`: spawn one, await its `JoinHandle`, yield to the others.
+
+use std::future::Future;
+
+pub use sim::task::{JoinError, JoinHandle};
+
+/// Spawns a task, as `tokio::spawn` does, and returns the handle that awaits its output.
+/// Tasks are named `task`, `task#2`, ... in traces and replay files, in spawn order;
+/// [`spawn_named`] gives one a name of its own.
+///
+/// A panic in the task (a failed `assert!`) is the bug the test is looking for: it ends the
+/// run as a violation, so a `JoinHandle` is never awaited for a task that panicked.
+///
+/// ```
+/// #[braid::test]
+/// async fn join_returns_the_output() {
+///     let handle = braid::spawn(async { 6 * 7 });
+///     assert_eq!(handle.await.unwrap(), 42);
+/// }
+/// # join_returns_the_output();
+/// ```
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+{
+    sim::task::spawn_joinable("task", future)
+}
+
+/// Spawns a task with a name for traces and replay files (`writer`, then `writer#2`, ...).
+///
+/// ```
+/// #[braid::test]
+/// async fn named() {
+///     let writer = braid::task::spawn_named("writer", async { "done" });
+///     assert_eq!(writer.await.unwrap(), "done");
+/// }
+/// # named();
+/// ```
+pub fn spawn_named<F>(name: &str, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+{
+    sim::task::spawn_joinable(name, future)
+}
+
+/// Lets the other tasks run, as `tokio::task::yield_now` does: a scheduling point where any
+/// enabled task may be picked.
+///
+/// ```
+/// #[braid::test]
+/// async fn yields() {
+///     braid::task::yield_now().await;
+/// }
+/// # yields();
+/// ```
+pub async fn yield_now() {
+    sim::yield_point("yield_now").await;
+}
