@@ -242,3 +242,20 @@ pub(crate) fn traced_replay(model: &TestModel, file: &ReplayFile) -> RunResult {
     let replay = Box::new(Replay::strict(file.decisions.clone()));
     run_once(model, replay, file.found.run, &config).0
 }
+
+/// A trace to print: whole up to 200 lines, else its first and last 60 (a livelock's runs to
+/// the step bound; the replay shows all of it).
+pub(crate) fn abridged(trace: &str) -> String {
+    const KEEP: usize = 60;
+    let lines: Vec<&str> = trace.lines().collect();
+    if lines.len() <= 200 {
+        return trace.to_string();
+    }
+    let (head, tail) = (&lines[..KEEP], &lines[lines.len() - KEEP..]);
+    format!(
+        "{}\n   ... {} more steps ...\n{}\n",
+        head.join("\n"),
+        lines.len() - 2 * KEEP,
+        tail.join("\n")
+    )
+}

@@ -43,8 +43,10 @@ where
     sim::task::spawn_joinable(name, future)
 }
 
-/// Lets the other tasks run, as `tokio::task::yield_now` does: a scheduling point where any
-/// enabled task may be picked.
+/// Lets the other tasks run, as `tokio::task::yield_now` does, and fairly: this task is not
+/// picked again until every task that could run when it yielded has taken a step (or can no
+/// longer run). A spin-wait that yields is therefore never starved into a false "stall", in
+/// any strategy, DFS included; one that can never make progress is a `livelock`.
 ///
 /// ```
 /// #[braid::test]
@@ -54,5 +56,5 @@ where
 /// # yields();
 /// ```
 pub async fn yield_now() {
-    sim::yield_point("yield_now").await;
+    sim::yield_now().await;
 }

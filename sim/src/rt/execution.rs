@@ -74,6 +74,9 @@ pub(crate) struct Execution {
     main: Option<TaskId>,
     /// Monitors registered during the run (`sim::watch`), judged at quiescence after the model's.
     pub watched: Vec<std::rc::Rc<dyn crate::model::Monitor>>,
+    /// Tasks parked in a fair yield (see `fair`), and the object their waits conflict on.
+    pub fair_yields: usize,
+    fairness: Option<ObjId>,
     /// Per kind of object, the last number given to an unnamed one (`mutex#3`).
     auto_names: std::collections::BTreeMap<&'static str, usize>,
     strategy: Box<dyn Strategy>,
@@ -110,6 +113,8 @@ impl Execution {
             end: None,
             main: None,
             watched: Vec::new(),
+            fair_yields: 0,
+            fairness: None,
             auto_names: std::collections::BTreeMap::new(),
             strategy,
             max_steps,
@@ -160,6 +165,8 @@ impl Execution {
             waker: None,
             choice: 0,
             done: None,
+            last_granted: None,
+            fair_wait: None,
         });
         let id = self.tasks.len() - 1;
         // The step the parent is taking (steps counts the steps granted so far).
@@ -375,6 +382,9 @@ impl Execution {
             .current
             .expect("scheduling point reached outside a model task (spawn one with sim::spawn)");
         self.tasks[me.0].pending = Some(op);
+        if op == Op::YieldNow {
+            self.fair_yields += 1;
+        }
         self.decide();
         me
     }
@@ -428,11 +438,24 @@ impl Execution {
         if self.steps >= self.max_steps {
             self.enabled = enabled;
             let bound = self.max_steps;
-            self.violate(
-                "step-bound",
-                format!("run exceeded {bound} steps (a livelock suspect)"),
-            );
+            let yielding = self.tasks.iter().any(|t| t.fair_wait.is_some());
+            match yielding {
+                // Fair schedules only reach here by going round without progress.
+                true => self.violate(
+                    "livelock",
+                    format!(
+                        "run exceeded {bound} steps with tasks yielding to each other: a fair schedule that makes no progress"
+                    ),
+                ),
+                false => self.violate(
+                    "step-bound",
+                    format!("run exceeded {bound} steps (a livelock suspect)"),
+                ),
+            }
             return;
+        }
+        if self.fair_yields > 0 {
+            self.fair(&mut enabled);
         }
         let tasks = &self.tasks;
         let names = |t: TaskId| &*tasks[t.0].name;
@@ -465,7 +488,10 @@ impl Execution {
                 return;
             }
         };
-        let preempted = prev.is_some_and(|p| p != pick && enabled.contains(&p));
+        // Moving off a task that yielded is what it asked for, not a preemption.
+        let preempted = prev.is_some_and(|p| {
+            p != pick && enabled.contains(&p) && self.tasks[p.0].pending != Some(Op::YieldNow)
+        });
         self.enabled = enabled;
         let op = self.tasks[pick.0]
             .pending
@@ -478,6 +504,10 @@ impl Execution {
         if let Some(steps) = &mut self.accesses {
             steps.begin_step();
         }
+        if self.fair_yields > 0 {
+            self.fair_grant(pick, op);
+        }
+        self.tasks[pick.0].last_granted = Some(self.steps);
         if let Some(values) = &mut self.values {
             // The task moves past one more scheduling point (what it learns there, the
             // primitive reports).
@@ -525,6 +555,70 @@ impl Execution {
         if Some(pick) != prev {
             if let Some(w) = &task.waker {
                 w.wake_by_ref();
+            }
+        }
+    }
+
+    /// Keeps in `enabled` only the tasks a fair scheduler may pick (loom's `Yield` state,
+    /// CHESS's fairness): a task in a fair yield waits until every task that was enabled when
+    /// it yielded has taken a step since, or is no longer enabled. Some task always remains (the
+    /// one that yielded first waits only on tasks that have moved since), but if none did, all
+    /// stay: fairness must never stop a run.
+    fn fair(&mut self, enabled: &mut Vec<TaskId>) {
+        let steps = self.steps;
+        for &t in enabled.iter() {
+            let task = &self.tasks[t.0];
+            if task.pending == Some(Op::YieldNow) && task.fair_wait.is_none() {
+                let others = enabled
+                    .iter()
+                    .filter(|&&o| o != t)
+                    .map(|o| o.0 as u32)
+                    .collect();
+                self.tasks[t.0].fair_wait = Some(super::task::FairWait {
+                    since: steps,
+                    others,
+                });
+            }
+        }
+        let waits = |t: TaskId| {
+            self.tasks[t.0].fair_wait.as_ref().is_some_and(|w| {
+                w.unmoved(&self.tasks)
+                    .any(|o| enabled.contains(&TaskId(o as usize)))
+            })
+        };
+        let eligible: Vec<TaskId> = enabled.iter().copied().filter(|&t| !waits(t)).collect();
+        if !eligible.is_empty() {
+            *enabled = eligible;
+        }
+    }
+
+    /// Bookkeeping of fair yields as `pick` takes its step: its own wait ends, and for
+    /// partial-order reduction the step is dependent on every step that moves a task some
+    /// yielding task waits for (its eligibility depends on them).
+    fn fair_grant(&mut self, pick: TaskId, op: Op) {
+        let moves_a_waited = self.tasks.iter().any(|t| {
+            t.fair_wait
+                .as_ref()
+                .is_some_and(|w| w.unmoved(&self.tasks).any(|o| o as usize == pick.0))
+        });
+        if op == Op::YieldNow || moves_a_waited {
+            let fairness = self.fairness_object();
+            self.access(fairness, AccessKind::Write);
+        }
+        if op == Op::YieldNow {
+            self.tasks[pick.0].fair_wait = None;
+            self.fair_yields -= 1;
+        }
+    }
+
+    /// The pseudo-object fair yields and the steps they wait for conflict on.
+    fn fairness_object(&mut self) -> ObjId {
+        match self.fairness {
+            Some(o) => o,
+            None => {
+                let o = self.add_object("fairness".into(), ObjState::Atomic);
+                self.fairness = Some(o);
+                o
             }
         }
     }

@@ -33,6 +33,9 @@ pub(crate) enum Op {
     Atomic(ObjId, AtomicOp),
     /// Await another task's end (its `JoinHandle`): enabled once that task has finished.
     Join(ObjId),
+    /// A fair yield (`task::yield_now`): "let the others run". The task is not picked again
+    /// until every task enabled when it yielded has taken a step or stopped being enabled.
+    YieldNow,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -48,7 +51,7 @@ impl Op {
     /// The object the operation touches, if any (the base of the dependency relation).
     pub(crate) fn object(self) -> Option<ObjId> {
         match self {
-            Op::Start | Op::Yield(_) | Op::Choose(_) => None,
+            Op::Start | Op::Yield(_) | Op::YieldNow | Op::Choose(_) => None,
             Op::Lock(o)
             | Op::ReadLock(o)
             | Op::WriteLock(o)
@@ -87,6 +90,7 @@ impl Op {
             Op::Notified { .. } => 12,
             Op::Atomic(_, a) => 13 + a as u64,
             Op::Join(_) => 18,
+            Op::YieldNow => 19,
         }
     }
 }
@@ -195,6 +199,7 @@ impl fmt::Display for Describe<'_> {
                 write!(f, "{verb} {}", name(o))
             }
             Op::Join(o) => write!(f, "join {}", name(o)),
+            Op::YieldNow => write!(f, "yield_now"),
         }
     }
 }
