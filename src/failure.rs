@@ -215,7 +215,7 @@ pub(crate) fn record(
         steps: file.steps,
         preemptions: file.preemptions,
         file: file_path,
-        trace: traced.trace.map(|t| t.render_text()).unwrap_or_default(),
+        trace: abridged(&traced.trace.map(|t| t.render_text()).unwrap_or_default()),
         rerun,
         source: Source::Explored,
     }

@@ -168,11 +168,12 @@ fn failure(
         steps: run.steps,
         preemptions: run.preemptions,
         file: Some(path.to_path_buf()),
-        trace: run
-            .trace
-            .as_ref()
-            .map(|t| t.render_text())
-            .unwrap_or_default(),
+        trace: crate::failure::abridged(
+            &run.trace
+                .as_ref()
+                .map(|t| t.render_text())
+                .unwrap_or_default(),
+        ),
         rerun: info.rerun(path),
         source,
     }
