@@ -107,6 +107,13 @@ impl Check {
         self
     }
 
+    /// Follows this replay file's schedule instead of exploring, as `BRAID_REPLAY` does (the
+    /// file must name this check; the environment's file wins).
+    pub fn replay(mut self, file: impl Into<PathBuf>) -> Self {
+        self.settings.replay = Some(file.into());
+        self
+    }
+
     /// Which operations are scheduling points. The default, [`Grain::Access`], makes every
     /// operation on a braid primitive one; [`Grain::Await`] skips atomic accesses.
     pub fn grain(mut self, grain: Grain) -> Self {
@@ -203,6 +210,20 @@ fn explore(model: &TestModel, info: &TestInfo, settings: &Settings) -> Outcome {
     if let Some(found) = summary.violations.first() {
         let failure = failure::record(model, info, settings, found);
         return Outcome::Failed(Box::new(failure));
+    }
+    // A coarse grain's "holds" stands only if access-grain runs find nothing either.
+    if sim::Model::grain(model) == Grain::Await {
+        let fine = model.clone().with_grain(Grain::Access);
+        let runs = sim::explore::GRAIN_CHECK_RUNS;
+        match sim::explore::grain_check(model, settings.seed, runs, settings.max_steps) {
+            Ok(Some(found)) => {
+                let mut failure = failure::record(&fine, info, settings, &found);
+                failure.message = found.message.clone();
+                return Outcome::Failed(Box::new(failure));
+            }
+            Ok(None) => {}
+            Err(e) => return Outcome::Inconclusive(format!("the grain check failed: {e}")),
+        }
     }
     let proof_requested = matches!(settings.strategy, StrategyKind::Dfs { .. });
     if summary.proves_nothing() || (proof_requested && !summary.finished()) {

@@ -171,6 +171,7 @@ pub(crate) fn record(
         variant: info.package.to_string(),
         mutant: None,
         params: serde_json::json!({ "package": info.package, "crate": info.crate_name, "file": info.file }),
+        grain: Some(sim::Model::grain(model)),
         max_steps: settings.max_steps,
         found: FoundBy {
             strategy: found.by.name().to_string(),
@@ -240,7 +241,11 @@ pub(crate) fn traced_replay(model: &TestModel, file: &ReplayFile) -> RunResult {
         record_accesses: false,
     };
     let replay = Box::new(Replay::strict(file.decisions.clone()));
-    run_once(model, replay, file.found.run, &config).0
+    let model = match file.grain {
+        Some(grain) => model.clone().with_grain(grain),
+        None => model.clone(),
+    };
+    run_once(&model, replay, file.found.run, &config).0
 }
 
 /// A trace to print: whole up to 200 lines, else its first and last 60 (a livelock's runs to

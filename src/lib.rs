@@ -24,7 +24,18 @@
 //!     }
 //!     assert_eq!(*counter.lock().await, 2); // holds in every schedule
 //! }
-//! # lock_held_across_the_update();
+//! ```
+//!
+//! `cargo test` runs it over many schedules. The same check as a function, which returns a
+//! [`Report`] instead of panicking:
+//!
+//! ```
+//! let report = braid::check(|| async {
+//!     let task = braid::spawn(async { 1 + 1 });
+//!     assert_eq!(task.await.unwrap(), 2);
+//! })
+//! .run();
+//! assert!(matches!(report.outcome, braid::Outcome::Holds { exhaustive: true, .. }));
 //! ```
 //!
 //! The test body is the run's main task; [`spawn`] starts others; every operation on a
@@ -65,7 +76,6 @@ pub use sim as engine;
 ///     let t = braid::spawn(async { 1 });
 ///     assert_eq!(t.await.unwrap(), 1);
 /// }
-/// # two_tasks();
 /// ```
 ///
 /// Settings (all optional): `runs` (default 10,000), `time` (seconds), `seed` (default 1),

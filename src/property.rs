@@ -32,13 +32,12 @@ enum When {
 /// stops the run at the step that broke it.
 ///
 /// ```
-/// #[braid::test]
-/// async fn never_more_than_two() {
+/// braid::check(|| async {
 ///     let log = braid::Log::new([braid::always("at most two", |e: &[u32]| e.len() <= 2)]);
 ///     log.push(1);
 ///     log.push(2);
-/// }
-/// # never_more_than_two();
+/// })
+/// .assert_holds();
 /// ```
 pub fn always<E>(name: &str, holds: impl Fn(&[E]) -> bool + 'static) -> Property<E> {
     Property {
@@ -52,15 +51,14 @@ pub fn always<E>(name: &str, holds: impl Fn(&[E]) -> bool + 'static) -> Property
 /// move (every task finished, or the test body finished and the rest are blocked).
 ///
 /// ```
-/// #[braid::test]
-/// async fn both_arrive() {
+/// braid::check(|| async {
 ///     let log = braid::Log::new([braid::eventually("both", |e: &[&str]| e.len() == 2)]);
 ///     let l = log.clone();
 ///     let a = braid::spawn(async move { l.push("a") });
 ///     log.push("b");
 ///     a.await.unwrap();
-/// }
-/// # both_arrive();
+/// })
+/// .assert_holds();
 /// ```
 pub fn eventually<E>(name: &str, holds: impl Fn(&[E]) -> bool + 'static) -> Property<E> {
     Property {

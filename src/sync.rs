@@ -11,16 +11,15 @@ pub use sim::sync::MutexGuard;
 /// ```
 /// use std::sync::Arc;
 ///
-/// #[braid::test]
-/// async fn counts_to_two() {
+/// braid::check(|| async {
 ///     let counter = Arc::new(braid::sync::Mutex::new(0));
 ///     let c = counter.clone();
 ///     let task = braid::spawn(async move { *c.lock().await += 1 });
 ///     *counter.lock().await += 1;
 ///     task.await.unwrap();
 ///     assert_eq!(*counter.lock().await, 2);
-/// }
-/// # counts_to_two();
+/// })
+/// .assert_holds();
 /// ```
 pub struct Mutex<T> {
     inner: sim::sync::Mutex<T>,
@@ -53,15 +52,14 @@ impl<T> Mutex<T> {
 /// ```
 /// use std::rc::Rc;
 ///
-/// #[braid::test]
-/// async fn wakes() {
+/// braid::check(|| async {
 ///     let ready = Rc::new(braid::sync::Notify::new());
 ///     let r = ready.clone();
 ///     let waiter = braid::spawn(async move { r.notified().await });
 ///     ready.notify_one().await;
 ///     waiter.await.unwrap();
-/// }
-/// # wakes();
+/// })
+/// .assert_holds();
 /// ```
 pub struct Notify {
     inner: sim::sync::Notify,
@@ -110,14 +108,13 @@ pub mod mpsc {
     /// A channel of `capacity` messages, named `channel#1`, ... in traces.
     ///
     /// ```
-    /// #[braid::test]
-    /// async fn in_order() {
+    /// braid::check(|| async {
     ///     let (tx, rx) = braid::sync::mpsc::channel(2);
     ///     tx.send(1u32).await;
     ///     tx.send(2u32).await;
     ///     assert_eq!(rx.recv().await, 1);
-    /// }
-    /// # in_order();
+    /// })
+    /// .assert_holds();
     /// ```
     pub fn channel<T: Hash>(capacity: usize) -> (Sender<T>, Receiver<T>) {
         sim::sync::channel(sim::sync::auto_name("channel"), capacity)

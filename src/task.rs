@@ -12,12 +12,11 @@ pub use sim::task::{JoinError, JoinHandle};
 /// run as a violation, so a `JoinHandle` is never awaited for a task that panicked.
 ///
 /// ```
-/// #[braid::test]
-/// async fn join_returns_the_output() {
+/// braid::check(|| async {
 ///     let handle = braid::spawn(async { 6 * 7 });
 ///     assert_eq!(handle.await.unwrap(), 42);
-/// }
-/// # join_returns_the_output();
+/// })
+/// .assert_holds();
 /// ```
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where
@@ -29,12 +28,11 @@ where
 /// Spawns a task with a name for traces and replay files (`writer`, then `writer#2`, ...).
 ///
 /// ```
-/// #[braid::test]
-/// async fn named() {
+/// braid::check(|| async {
 ///     let writer = braid::task::spawn_named("writer", async { "done" });
 ///     assert_eq!(writer.await.unwrap(), "done");
-/// }
-/// # named();
+/// })
+/// .assert_holds();
 /// ```
 pub fn spawn_named<F>(name: &str, future: F) -> JoinHandle<F::Output>
 where
@@ -49,11 +47,10 @@ where
 /// any strategy, DFS included; one that can never make progress is a `livelock`.
 ///
 /// ```
-/// #[braid::test]
-/// async fn yields() {
+/// braid::check(|| async {
 ///     braid::task::yield_now().await;
-/// }
-/// # yields();
+/// })
+/// .assert_holds();
 /// ```
 pub async fn yield_now() {
     sim::yield_now().await;

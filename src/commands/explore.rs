@@ -200,6 +200,7 @@ pub fn explore_one(
             variant: scenario.variant.clone(),
             mutant: mutant.map(str::to_string),
             params: scenario.params.clone(),
+            grain: None,
             max_steps: defaults.max_steps,
             found: FoundBy {
                 strategy: strategy.name().to_string(),
