@@ -46,7 +46,12 @@ impl TestInfo {
     /// The command that reruns this test alone with `file`'s schedule.
     pub(crate) fn rerun(&self, file: &Path) -> String {
         if self.package.is_empty() {
-            return format!("BRAID_REPLAY={} cargo test", file.display());
+            // A `braid::check` outside `#[braid::test]`: no cargo command names it.
+            return format!(
+                "BRAID_REPLAY={} with the program that runs the check `{}`, or Check::replay",
+                file.display(),
+                self.path
+            );
         }
         let target = if self.crate_name == self.package.replace('-', "_") {
             String::new()
