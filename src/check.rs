@@ -140,8 +140,20 @@ impl Check {
     /// regression files, then the exploration. Never panics on a failing schedule: the report
     /// says what happened.
     pub fn run(self) -> Report {
-        let settings = self.settings.with_env();
-        let info = self.test.unwrap_or_else(|| TestInfo::unnamed("check"));
+        let settings = self.settings.clone().with_env();
+        let info = self
+            .test
+            .clone()
+            .unwrap_or_else(|| TestInfo::unnamed("check"));
+        let report = self.run_with(&settings, &info);
+        if let Some(dir) = &settings.report_dir {
+            crate::outcome_file::write(dir, &info, &report);
+        }
+        report
+    }
+
+    fn run_with(&self, settings: &Settings, info: &TestInfo) -> Report {
+        let (settings, info) = (settings.clone(), info.clone());
         let model = &self.model;
         if let Some(file) = &settings.replay {
             match regressions::replay_requested(model, &info, file) {

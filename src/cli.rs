@@ -49,6 +49,8 @@ pub enum Format {
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum StrategyArg {
+    /// The default plan: a bounded exhaustive search first, then the portfolio.
+    Default,
     Random,
     Pct,
     Portfolio,
@@ -186,8 +188,16 @@ fn parse_shard(s: &str) -> Result<Shard, String> {
 #[derive(clap::Args)]
 pub struct ExploreArgs {
     /// Scenario names (or paths to .toml files), or `all`.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "test")]
     pub scenarios: Vec<String>,
+    /// Explore your own `#[braid::test]`s instead: runs `cargo test FILTER` with this command's
+    /// budget, strategy, seed and --out passed through the BRAID_* variables, and reports each
+    /// test's outcome.
+    #[arg(long, value_name = "FILTER", conflicts_with = "scenarios")]
+    pub test: Option<String>,
+    /// With --test: the package whose tests to run (`cargo test -p PACKAGE`).
+    #[arg(long, short = 'p', requires = "test")]
+    pub package: Option<String>,
     #[command(flatten)]
     pub budget: BudgetArgs,
     #[arg(long, value_enum, default_value = "text")]

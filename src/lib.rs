@@ -50,6 +50,7 @@
 
 mod check;
 mod failure;
+mod outcome_file;
 mod property;
 mod regressions;
 mod settings;

@@ -1,6 +1,8 @@
 //! A check's settings, from the builder and then the environment, as proptest and madsim users
 //! expect: `BRAID_SEED`, `BRAID_RUNS`, `BRAID_TIME` (seconds), `BRAID_REPLAY` (a replay file),
-//! `BRAID_OUT` (where failures' replay files go).
+//! `BRAID_OUT` (where failures' replay files go), `BRAID_STRATEGY` (`default`, `random`,
+//! `pct` or `pct:<depth>`, `portfolio`, `dfs` or `dfs:<preemption bound>`), and `BRAID_REPORT`
+//! (a directory where each check writes its outcome as JSON, for `braid explore --test`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,6 +19,7 @@ pub(crate) struct Settings {
     pub out: Option<PathBuf>,
     pub regressions: Option<PathBuf>,
     pub replay: Option<PathBuf>,
+    pub report_dir: Option<PathBuf>,
 }
 
 impl Default for Settings {
@@ -30,6 +33,7 @@ impl Default for Settings {
             out: None,
             regressions: None,
             replay: None,
+            report_dir: None,
         }
     }
 }
@@ -68,6 +72,13 @@ impl Settings {
         if let Some(dir) = var("BRAID_OUT", "a directory", |v| Some(PathBuf::from(v))) {
             self.out = Some(dir);
         }
+        let strategies = "default, random, pct, pct:<depth>, portfolio, dfs or dfs:<bound>";
+        if let Some(strategy) = var("BRAID_STRATEGY", strategies, parse_strategy) {
+            self.strategy = strategy;
+        }
+        if let Some(dir) = var("BRAID_REPORT", "a directory", |v| Some(PathBuf::from(v))) {
+            self.report_dir = Some(dir);
+        }
         self
     }
 }
@@ -78,4 +89,22 @@ fn var<T>(name: &str, expected: &str, parse: impl FnOnce(&str) -> Option<T>) -> 
         Some(v) => Some(v),
         None => panic!("braid: {name}={value} is not valid: expected {expected}"),
     }
+}
+
+/// `pct:2`, `dfs:3`, `random`, ... as `BRAID_STRATEGY` gives them.
+pub(crate) fn parse_strategy(text: &str) -> Option<StrategyKind> {
+    let (name, arg) = match text.split_once(':') {
+        Some((name, arg)) => (name, Some(arg.parse::<usize>().ok()?)),
+        None => (text, None),
+    };
+    Some(match (name, arg) {
+        ("default", None) => StrategyKind::Default,
+        ("random", None) => StrategyKind::Random,
+        ("portfolio", None) => StrategyKind::Portfolio,
+        ("pct", depth) => StrategyKind::Pct {
+            depth: depth.unwrap_or(3).max(1),
+        },
+        ("dfs", bound) => StrategyKind::dfs(bound),
+        _ => return None,
+    })
 }

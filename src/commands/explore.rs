@@ -18,6 +18,9 @@ use crate::report::{AuditSummary, ScenarioReport, ViolationReport};
 use crate::Verdict;
 
 pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
+    if let Some(filter) = &args.test {
+        return super::cargo_test::explore(args, filter);
+    }
     let scenarios = select(&cli.scenario_dir, &args.scenarios)?;
     // Build every model first: bad input fails before any exploration starts.
     let mut built = Vec::new();
@@ -71,6 +74,7 @@ pub fn explore_one(
 ) -> Result<ScenarioReport> {
     let defaults = &scenario.explore;
     let strategy_name = match args.strategy {
+        Some(StrategyArg::Default) => "default",
         Some(StrategyArg::Random) => "random",
         Some(StrategyArg::Pct) => "pct",
         Some(StrategyArg::Dfs) => "dfs",

@@ -1,3 +1,4 @@
+pub mod cargo_test;
 pub mod ci;
 pub mod explore;
 pub mod list;

@@ -27,6 +27,9 @@ struct ReplayReport<'a> {
 
 pub fn run(args: &ReplayArgs) -> Result<Verdict> {
     let file = ReplayFile::load(&args.file)?;
+    if file.model == super::cargo_test::TEST_MODEL {
+        return super::cargo_test::replay(&file, &args.file);
+    }
     let model = models::registry::build_mutant(
         &file.model,
         &file.variant,
