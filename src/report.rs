@@ -51,6 +51,9 @@ pub struct ScenarioReport {
     /// DFS explored every schedule (no preemption bound cut any): `holds` means every
     /// schedule at this scenario's sizes, not a sample.
     pub exhaustive: bool,
+    /// Tasks yielded fairly (`yield_now`): the schedules explored are the fair ones.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub yielded_fairly: bool,
     /// DFS explored every schedule with at most this many preemptions (a bounded search, or
     /// the deepest level an iterative deepening finished); absent when `exhaustive`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -138,8 +141,11 @@ impl ScenarioReport {
         } else if self.exhaustive {
             let _ = writeln!(
                 out,
-                "  exhaustive: every schedule ({reduction}): {} schedules, {} pruned, {} end states",
-                self.runs, self.pruned, self.end_states
+                "  exhaustive: {} ({reduction}): {} schedules, {} pruned, {} end states",
+                sim::explore::every_schedule(self.yielded_fairly),
+                self.runs,
+                self.pruned,
+                self.end_states
             );
         } else if let Some(k) = self.proved_bound {
             let _ = writeln!(

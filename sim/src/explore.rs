@@ -72,6 +72,8 @@ pub struct Summary {
     pub audit: Option<crate::audit::AuditReport>,
     /// Under the default plan, how its two phases went.
     pub plan: Option<PlanReport>,
+    /// Some run yielded fairly: "every schedule" then means every fair schedule.
+    pub yielded_fairly: bool,
     /// Trace digests of the runs (their count is `distinct_schedules`), kept so that the
     /// summaries of parallel jobs and shards merge exactly.
     pub digests: BTreeSet<u64>,
@@ -85,6 +87,7 @@ impl Summary {
         let mut total = parts.next()?;
         for p in parts {
             total.runs += p.runs;
+            total.yielded_fairly |= p.yielded_fairly;
             total.digests.extend(p.digests);
             total.end_states.extend(p.end_states);
             total.max_steps_seen = total.max_steps_seen.max(p.max_steps_seen);
@@ -131,6 +134,7 @@ impl Summary {
             self.proved_bound = next.proved_bound;
         }
         self.runs += next.runs;
+        self.yielded_fairly |= next.yielded_fairly;
         self.digests.extend(next.digests);
         self.end_states.extend(next.end_states);
         self.distinct_schedules = self.digests.len();
@@ -206,12 +210,13 @@ impl Summary {
     /// "every schedule within 2 preemptions", or how far a sample went.
     pub fn coverage(&self) -> String {
         if let Some(plan) = &self.plan {
-            return plan.describe();
+            return plan.describe(self.yielded_fairly);
         }
+        let every = every_schedule(self.yielded_fairly);
         match (self.exhaustive, self.proved_bound) {
             _ if self.proves_nothing() => "nothing: no run reached its end".to_string(),
-            (true, _) => "every schedule".to_string(),
-            (false, Some(k)) => format!("every schedule within {k} preemptions"),
+            (true, _) => every.to_string(),
+            (false, Some(k)) => format!("{every} within {k} preemptions"),
             (false, None) => format!("{} sampled runs", self.runs),
         }
     }
@@ -223,6 +228,15 @@ impl Summary {
         } else {
             0.0
         }
+    }
+}
+
+/// "every schedule", or "every fair schedule" when tasks yielded (`sim::yield_now`): DFS then
+/// explores only the schedules where a yielding task lets the others move first.
+pub fn every_schedule(yielded_fairly: bool) -> &'static str {
+    match yielded_fairly {
+        true => "every fair schedule",
+        false => "every schedule",
     }
 }
 
@@ -277,10 +291,11 @@ pub struct PlanReport {
 impl PlanReport {
     /// "every schedule (DFS, 212 runs)", or "every schedule within 2 preemptions, then 9000
     /// portfolio runs".
-    pub fn describe(&self) -> String {
+    pub fn describe(&self, yielded_fairly: bool) -> String {
+        let every = every_schedule(yielded_fairly);
         let proof = match (self.exhaustive, self.proved_bound) {
-            (true, _) => "every schedule".to_string(),
-            (false, Some(k)) => format!("every schedule within {k} preemptions"),
+            (true, _) => every.to_string(),
+            (false, Some(k)) => format!("{every} within {k} preemptions"),
             (false, None) => format!("{} DFS runs, no preemption bound finished", self.dfs_runs),
         };
         match self.portfolio_runs {
@@ -754,6 +769,7 @@ impl<'m> Explorer<'m> {
             pruned_branches: 0,
             audit: None,
             plan: None,
+            yielded_fairly: false,
         };
         let mut run = self.first_run;
         loop {
@@ -786,6 +802,7 @@ impl<'m> Explorer<'m> {
                 continue;
             }
             summary.runs += 1;
+            summary.yielded_fairly |= result.yielded_fairly;
             summary.end_states.insert(result.end_state);
             summary.max_steps_seen = summary.max_steps_seen.max(result.steps);
             summary.max_tasks_seen = summary.max_tasks_seen.max(result.tasks);

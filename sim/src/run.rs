@@ -76,6 +76,8 @@ pub struct RunResult {
     /// The operations tasks were parked on when the run ended, by task, with their object
     /// (when `RunConfig::record_accesses`): they never ran, but they race all the same.
     pub pending: Vec<(usize, crate::rt::ObjId)>,
+    /// A task yielded fairly (`sim::yield_now`): only fair schedules were open to this run.
+    pub yielded_fairly: bool,
     pub trace: Option<Trace>,
 }
 
@@ -161,6 +163,7 @@ pub fn run_once(
                 .collect(),
             false => Vec::new(),
         },
+        yielded_fairly: exec.yielded_fairly,
         trace: exec.trace.take(),
     };
     let mut strategy = exec.into_strategy();

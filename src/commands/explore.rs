@@ -269,6 +269,7 @@ pub fn explore_one(
         runs_per_sec: summary.runs_per_sec(),
         max_steps_seen: summary.max_steps_seen,
         exhaustive: summary.exhaustive,
+        yielded_fairly: summary.yielded_fairly,
         proved_bound: summary.proved_bound,
         pruned: summary.pruned,
         preemption_bound: match strategy {

@@ -76,6 +76,8 @@ pub(crate) struct Execution {
     pub watched: Vec<std::rc::Rc<dyn crate::model::Monitor>>,
     /// Tasks parked in a fair yield (see `fair`), and the object their waits conflict on.
     pub fair_yields: usize,
+    /// Whether any task yielded fairly in this run (its schedules are then the fair ones).
+    pub yielded_fairly: bool,
     fairness: Option<ObjId>,
     /// Per kind of object, the last number given to an unnamed one (`mutex#3`).
     auto_names: std::collections::BTreeMap<&'static str, usize>,
@@ -114,6 +116,7 @@ impl Execution {
             main: None,
             watched: Vec::new(),
             fair_yields: 0,
+            yielded_fairly: false,
             fairness: None,
             auto_names: std::collections::BTreeMap::new(),
             strategy,
@@ -384,6 +387,7 @@ impl Execution {
         self.tasks[me.0].pending = Some(op);
         if op == Op::YieldNow {
             self.fair_yields += 1;
+            self.yielded_fairly = true;
         }
         self.decide();
         me
