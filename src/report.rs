@@ -48,6 +48,12 @@ pub struct ScenarioReport {
     pub elapsed_ms: f64,
     pub runs_per_sec: f64,
     pub max_steps_seen: usize,
+    /// Which operations were scheduling points: `access` (every operation on a primitive) or
+    /// the coarser `await`.
+    pub grain: String,
+    /// At a coarse grain that held: what the access-grain runs of the grain check found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grain_check: Option<GrainCheckReport>,
     /// DFS explored every schedule (no preemption bound cut any): `holds` means every
     /// schedule at this scenario's sizes, not a sample.
     pub exhaustive: bool,
@@ -114,8 +120,8 @@ impl ScenarioReport {
         };
         let _ = writeln!(
             out,
-            "{}{mutant}  ({}/{}, {strategy}, seed {})",
-            self.scenario, self.model, self.variant, self.seed
+            "{}{mutant}  ({}/{}, {strategy}, seed {}, {} grain)",
+            self.scenario, self.model, self.variant, self.seed, self.grain
         );
         let _ = writeln!(
             out,
@@ -191,6 +197,28 @@ impl ScenarioReport {
                 "NOT AS EXPECTED"
             }
         );
+        if let Some(g) = &self.grain_check {
+            let found = match (&g.invariant, &g.message) {
+                (Some(inv), Some(msg)) => format!("found {inv}: {msg}"),
+                _ => "found nothing".to_string(),
+            };
+            let declared = match (&g.declared, g.as_declared()) {
+                (Some(d), true) => format!("the scenario declares its grain hides {d}"),
+                (Some(d), false) => {
+                    format!("NOT AS DECLARED: the scenario says its grain hides {d}")
+                }
+                (None, true) => "nothing hidden".to_string(),
+                (None, false) => {
+                    "NOT DECLARED: a coarse-grain \"holds\" does not stand (declare `hides`)"
+                        .to_string()
+                }
+            };
+            let _ = writeln!(
+                out,
+                "  grain check: {} runs at access grain {found}; {declared}",
+                g.runs
+            );
+        }
         if let Some(a) = &self.audit {
             let verdict = match a.misses.is_empty() {
                 true => "nothing missed".to_string(),
@@ -226,5 +254,26 @@ impl ScenarioReport {
         }
         out.push('\n');
         out
+    }
+}
+
+/// The grain check of a coarse-grain scenario that held: portfolio runs at access grain.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GrainCheckReport {
+    pub runs: u64,
+    /// The invariant they broke, and how (none: the coarse grain hid nothing they found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invariant: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// What the scenario declares its grain hides (`hides = "..."`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared: Option<String>,
+}
+
+impl GrainCheckReport {
+    /// Whether what was found is what the scenario declared.
+    pub fn as_declared(&self) -> bool {
+        self.invariant == self.declared
     }
 }

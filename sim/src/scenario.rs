@@ -104,7 +104,7 @@ pub struct ExploreDefaults {
 impl Default for ExploreDefaults {
     fn default() -> Self {
         ExploreDefaults {
-            strategy: "portfolio".into(),
+            strategy: "default".into(),
             depth: 3,
             seed: 1,
             runs: 20_000,
@@ -149,6 +149,10 @@ struct ScenarioFile {
     #[serde(default)]
     description: String,
     expected: Expected,
+    /// At a coarse grain: the invariant that the grain check's access-grain runs break (what
+    /// the coarse grain hides), which the scenario thereby declares it knows.
+    #[serde(default)]
+    hides: Option<String>,
     #[serde(default)]
     params: toml::Table,
     #[serde(default)]
@@ -165,6 +169,8 @@ pub struct Scenario {
     pub variant: String,
     pub description: String,
     pub expected: Expected,
+    /// What the scenario's coarse grain hides (see `ScenarioFile::hides`).
+    pub hides: Option<String>,
     /// The model's parameters, as a JSON object (the form replay files keep).
     pub params: serde_json::Value,
     pub explore: ExploreDefaults,
@@ -220,6 +226,7 @@ impl Scenario {
             variant: file.variant,
             description: file.description,
             expected: file.expected,
+            hides: file.hides,
             params,
             explore: file.explore,
         })

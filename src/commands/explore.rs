@@ -14,7 +14,7 @@ use sim::strategy::Reduction;
 use sim::RunConfig;
 
 use crate::cli::{BudgetArgs, Cli, ExploreArgs, Format, StrategyArg};
-use crate::report::{AuditSummary, ScenarioReport, ViolationReport};
+use crate::report::{AuditSummary, GrainCheckReport, ScenarioReport, ViolationReport};
 use crate::Verdict;
 
 pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
@@ -248,8 +248,12 @@ pub fn explore_one(
         (true, false) => "holds",
     };
     let audit_passed = audit.is_none_or(|a| a.passed());
+    let grain_check = check_grain(scenario, model, mutant, outcome, seed)?;
     let matches_expectation = outcome != "inconclusive"
         && audit_passed
+        && grain_check
+            .as_ref()
+            .is_none_or(GrainCheckReport::as_declared)
         && scenario
             .expected
             .matches(violations.iter().map(|v| v.invariant.as_str()));
@@ -268,6 +272,8 @@ pub fn explore_one(
         elapsed_ms: summary.elapsed.as_secs_f64() * 1e3,
         runs_per_sec: summary.runs_per_sec(),
         max_steps_seen: summary.max_steps_seen,
+        grain: model.grain().name().to_string(),
+        grain_check,
         exhaustive: summary.exhaustive,
         yielded_fairly: summary.yielded_fairly,
         proved_bound: summary.proved_bound,
@@ -325,4 +331,28 @@ fn progress_bar(name: &str, runs: Option<u64>) -> Option<ProgressBar> {
     }
     bar.set_prefix(name.to_string());
     Some(bar)
+}
+
+/// A coarse-grain scenario that held owes a grain check (access-grain portfolio runs); what
+/// they find must be what the scenario declares its grain hides (`hides`), else the "holds"
+/// does not stand. Mutants are judged on what their search finds, and skip it.
+fn check_grain(
+    scenario: &Scenario,
+    model: &dyn sim::Model,
+    mutant: Option<&str>,
+    outcome: &str,
+    seed: u64,
+) -> Result<Option<GrainCheckReport>> {
+    if model.grain() == sim::Grain::Access || mutant.is_some() || outcome != "holds" {
+        return Ok(None);
+    }
+    let runs = sim::explore::GRAIN_CHECK_RUNS;
+    let found = sim::explore::grain_check(model, seed, runs, scenario.explore.max_steps)
+        .with_context(|| format!("grain check of {}", scenario.name))?;
+    Ok(Some(GrainCheckReport {
+        runs,
+        invariant: found.as_ref().map(|f| f.invariant.clone()),
+        message: found.map(|f| f.message),
+        declared: scenario.hides.clone(),
+    }))
 }
