@@ -53,6 +53,19 @@ pub type Strategy = StrategyKind;
 
 /// A check of one test body, configured with builder calls and run with [`Check::run`] or
 /// [`Check::assert_holds`].
+///
+/// ```
+/// use braid::Strategy;
+///
+/// braid::check(|| async {
+///     let t = braid::spawn(async { 2 });
+///     assert_eq!(t.await.unwrap(), 2);
+/// })
+/// .strategy(Strategy::Random)
+/// .seed(7)
+/// .runs(500)
+/// .assert_holds();
+/// ```
 pub struct Check {
     model: TestModel,
     settings: Settings,
@@ -253,6 +266,15 @@ fn explore(model: &TestModel, info: &TestInfo, settings: &Settings) -> Outcome {
 }
 
 /// What a check found.
+///
+/// ```
+/// let report = braid::check(|| async {}).run();
+/// match &report.outcome {
+///     braid::Outcome::Holds { coverage, .. } => assert!(coverage.starts_with("every schedule")),
+///     other => panic!("{other:?}"),
+/// }
+/// assert!(report.failure().is_none());
+/// ```
 #[derive(Debug)]
 pub struct Report {
     /// The verdict.

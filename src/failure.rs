@@ -89,7 +89,15 @@ fn target_dir(manifest_dir: &str) -> PathBuf {
     from_exe.unwrap_or_else(|| Path::new(manifest_dir).join("target"))
 }
 
-/// A failing schedule: what broke, how it was found, and how to see it again.
+/// A failing schedule: what broke, how it was found, and how to see it again. Its `Display`
+/// is the message a failing `#[braid::test]` panics with.
+///
+/// ```
+/// let report = braid::check(|| async { panic!("always fails") }).out(std::env::temp_dir()).run();
+/// let failure = report.failure().unwrap();
+/// assert_eq!(failure.invariant, "panic");
+/// assert!(failure.to_string().contains("always fails"));
+/// ```
 #[derive(Clone, Debug)]
 pub struct Failure {
     /// The test (or check) that failed.

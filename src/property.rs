@@ -70,6 +70,16 @@ pub fn eventually<E>(name: &str, holds: impl Fn(&[E]) -> bool + 'static) -> Prop
 
 /// The events of one run, judged by its properties. Create it inside the test; clones share
 /// one log (hand one to each task).
+///
+/// ```
+/// let report = braid::check(|| async {
+///     let log = braid::Log::new([braid::always("no zero", |e: &[u8]| !e.contains(&0))]);
+///     log.push(1);
+///     log.push(0);
+/// })
+/// .run();
+/// assert_eq!(report.failure().unwrap().invariant, "no zero");
+/// ```
 pub struct Log<E> {
     history: History<Shown<E>>,
 }
