@@ -57,6 +57,7 @@ mod settings;
 pub mod sync;
 pub mod task;
 mod test_model;
+pub mod tokio;
 
 pub use check::{check, Check, Outcome, Report, Strategy};
 pub use failure::{Failure, Source};

@@ -233,7 +233,7 @@ fn the_default_plan_proves_a_small_test_and_says_so() {
             ..
         } => {
             assert!(exhaustive);
-            assert!(coverage.starts_with("every schedule"), "{coverage}");
+            assert!(coverage.starts_with("every fair schedule"), "{coverage}");
         }
         other => panic!("expected a proof, got {other:?}"),
     }

@@ -665,6 +665,18 @@ impl<'m> Explorer<'m> {
         self
     }
 
+    /// Whether a run of the model sets a timer (one seeded random run).
+    fn uses_time(&self) -> bool {
+        let config = RunConfig {
+            max_steps: self.max_steps,
+            trace: false,
+            record_accesses: false,
+        };
+        run_once(self.model, Box::new(Random::new(!self.seed)), 0, &config)
+            .0
+            .used_time
+    }
+
     /// Estimates a run's length (for PCT) from a few random runs; deterministic in the seed.
     fn calibrate(&self, config: &RunConfig) -> usize {
         let mut strategy: Box<dyn crate::strategy::Strategy> = Box::new(Random::new(!self.seed));
@@ -718,6 +730,21 @@ impl<'m> Explorer<'m> {
         }
         if self.strategy == StrategyKind::Default {
             return self.run_plan();
+        }
+        // Reductions do not see time's dependencies: a model that sets timers is searched
+        // without them (probed by one run here, before jobs split the search; a run of the
+        // search that sets one later restarts it, see below).
+        if let StrategyKind::Dfs {
+            preemption_bound,
+            reduction,
+        } = self.strategy
+        {
+            if reduction != Reduction::None && self.uses_time() {
+                self.strategy = StrategyKind::Dfs {
+                    preemption_bound,
+                    reduction: Reduction::None,
+                };
+            }
         }
         if self.deepens() {
             return self.run_deepening();
@@ -797,6 +824,24 @@ impl<'m> Explorer<'m> {
             }
             let (result, s) = run_once(self.model, strategy, run, &config);
             strategy = s;
+            if let (
+                true,
+                StrategyKind::Dfs {
+                    preemption_bound,
+                    reduction,
+                },
+            ) = (result.used_time, self.strategy)
+            {
+                if reduction != Reduction::None {
+                    // Reductions do not see time's dependencies (a timer fires only when every
+                    // task waits): a model that sets timers is searched without them.
+                    self.strategy = StrategyKind::Dfs {
+                        preemption_bound,
+                        reduction: Reduction::None,
+                    };
+                    return self.search();
+                }
+            }
             if result.outcome == RunOutcome::Pruned || !strategy.counts_last_run() {
                 run += self.stride;
                 continue;

@@ -44,3 +44,11 @@ pub fn checkpoint<T: Hash + ?Sized>(label: &'static str, locals: &T) {
 pub fn watch(monitor: std::rc::Rc<dyn crate::Monitor>) {
     with_exec(|ex| ex.watched.push(monitor));
 }
+
+/// Whether a run is in progress on this thread and can take note of an operation (a guard or a
+/// channel half dropped while the runtime tears down a finished run cannot).
+pub fn engine_running() -> bool {
+    let mut running = false;
+    crate::rt::try_with_exec(|ex| running = !ex.is_over());
+    running
+}

@@ -78,6 +78,8 @@ pub struct RunResult {
     pub pending: Vec<(usize, crate::rt::ObjId)>,
     /// A task yielded fairly (`sim::yield_now`): only fair schedules were open to this run.
     pub yielded_fairly: bool,
+    /// The run set a timer (`sim::time`): reductions do not see time's dependencies.
+    pub used_time: bool,
     pub trace: Option<Trace>,
 }
 
@@ -164,6 +166,7 @@ pub fn run_once(
             false => Vec::new(),
         },
         yielded_fairly: exec.yielded_fairly,
+        used_time: exec.used_time,
         trace: exec.trace.take(),
     };
     let mut strategy = exec.into_strategy();

@@ -115,6 +115,12 @@ impl Model for Wakeups {
         true
     }
 
+    /// Written for await grain (its flags' accesses not scheduling points): its tree then
+    /// splits into enough subtrees for every shard of three to have one.
+    fn grain(&self) -> sim::Grain {
+        sim::Grain::Await
+    }
+
     fn start(&self) -> Rc<dyn Monitor> {
         let history = History::new(Vec::new());
         let flags = Rc::new([Atomic::new("flag.a", false), Atomic::new("flag.b", false)]);

@@ -79,6 +79,14 @@ pub(crate) struct Execution {
     /// Whether any task yielded fairly in this run (its schedules are then the fair ones).
     pub yielded_fairly: bool,
     fairness: Option<ObjId>,
+    /// Virtual time since the run began, and the timers pending, by deadline then creation
+    /// (see `sim::time`): time moves only when no task can, to the next deadline.
+    pub now: std::time::Duration,
+    timers: std::collections::BTreeMap<(std::time::Duration, u64), Waker>,
+    timer_seq: u64,
+    /// The run set a timer: reductions do not see time's dependencies (`Explorer` then
+    /// searches without them).
+    pub used_time: bool,
     /// Per kind of object, the last number given to an unnamed one (`mutex#3`).
     auto_names: std::collections::BTreeMap<&'static str, usize>,
     strategy: Box<dyn Strategy>,
@@ -117,6 +125,10 @@ impl Execution {
             watched: Vec::new(),
             fair_yields: 0,
             yielded_fairly: false,
+            now: std::time::Duration::ZERO,
+            timers: std::collections::BTreeMap::new(),
+            timer_seq: 0,
+            used_time: false,
             fairness: None,
             auto_names: std::collections::BTreeMap::new(),
             strategy,
@@ -170,6 +182,9 @@ impl Execution {
             done: None,
             last_granted: None,
             fair_wait: None,
+            wake_flag: None,
+            wake_obj: None,
+            blocked: false,
         });
         let id = self.tasks.len() - 1;
         // The step the parent is taking (steps counts the steps granted so far).
@@ -179,6 +194,96 @@ impl Execution {
             values.spawn(id, self.current.map(|t| t.0));
         }
         TaskId(id)
+    }
+
+    /// The running task's future returned `Pending` without parking: it waits for its waker.
+    pub(crate) fn block_current(&mut self) {
+        let me = self.current.expect("a running task blocks");
+        let obj = match self.tasks[me.0].wake_obj {
+            Some(o) => o,
+            None => {
+                let name = format!("{}'s wake-up", self.tasks[me.0].name);
+                let o = self.add_object(name.into(), ObjState::Wake { woken: false });
+                self.tasks[me.0].wake_obj = Some(o);
+                o
+            }
+        };
+        let task = &mut self.tasks[me.0];
+        task.pending = Some(Op::Blocked(obj));
+        task.blocked = true;
+        self.decide();
+    }
+
+    /// Notes the wakers called since the last decision: a blocked task whose flag is set can
+    /// go on. The wake is the last step's doing (a write of the task's wake-up), or time's.
+    fn collect_wakes(&mut self) {
+        for i in 0..self.tasks.len() {
+            let task = &self.tasks[i];
+            let (Some(Op::Blocked(obj)), Some(flag)) = (task.pending, &task.wake_flag) else {
+                continue;
+            };
+            if flag.is_set() && matches!(self.objects[obj.0].state, ObjState::Wake { woken: false })
+            {
+                *self.state_mut(obj) = ObjState::Wake { woken: true };
+            }
+        }
+    }
+
+    /// Registers a timer at `deadline` (virtual) that wakes `waker`; returns its key.
+    pub(crate) fn add_timer(
+        &mut self,
+        deadline: std::time::Duration,
+        waker: Waker,
+    ) -> (std::time::Duration, u64) {
+        self.used_time = true;
+        self.timer_seq += 1;
+        let key = (deadline, self.timer_seq);
+        self.timers.insert(key, waker);
+        key
+    }
+
+    /// Replaces the waker of a pending timer (a future polled from another context).
+    pub(crate) fn update_timer(&mut self, key: (std::time::Duration, u64), waker: &Waker) {
+        if let Some(w) = self.timers.get_mut(&key) {
+            if !w.will_wake(waker) {
+                *w = waker.clone();
+            }
+        }
+    }
+
+    pub(crate) fn cancel_timer(&mut self, key: (std::time::Duration, u64)) {
+        self.timers.remove(&key);
+    }
+
+    /// No task can move: time jumps to the next deadline and every timer due then fires (their
+    /// tasks become able to move together, and the strategy picks who goes first). False when
+    /// no timer is pending.
+    fn advance_time(&mut self) -> bool {
+        let Some((&(deadline, _), _)) = self.timers.first_key_value() else {
+            return false;
+        };
+        self.now = deadline;
+        let mut due = Vec::new();
+        while self
+            .timers
+            .first_key_value()
+            .is_some_and(|((d, _), _)| *d == deadline)
+        {
+            due.extend(self.timers.pop_first());
+        }
+        self.digest.write_u64(0x7157 ^ deadline.as_nanos() as u64);
+        let step = self.steps;
+        if let Some(trace) = &mut self.trace {
+            trace.lines.push(TraceLine::Event {
+                step,
+                task: "clock".to_string(),
+                text: format!("time advances to {deadline:?}: {} timer(s) fire", due.len()),
+            });
+        }
+        for (_, waker) in due {
+            waker.wake();
+        }
+        true
     }
 
     /// Makes `task` the one whose end ends the run.
@@ -428,10 +533,16 @@ impl Execution {
         }
         let prev = self.current.take();
         let mut enabled = std::mem::take(&mut self.enabled);
-        enabled.clear();
-        for (i, task) in self.tasks.iter().enumerate() {
-            if self.enabled(task) {
-                enabled.push(TaskId(i));
+        loop {
+            self.collect_wakes();
+            enabled.clear();
+            for (i, task) in self.tasks.iter().enumerate() {
+                if self.enabled(task) {
+                    enabled.push(TaskId(i));
+                }
+            }
+            if !enabled.is_empty() || !self.advance_time() {
+                break;
             }
         }
         if enabled.is_empty() {
@@ -465,10 +576,11 @@ impl Execution {
         let names = |t: TaskId| &*tasks[t.0].name;
         let prev_accesses = self.accesses.as_ref().map_or(&[][..], |a| a.last());
         let (objects, task_events) = (&self.objects, &self.task_events);
-        let fingerprint = self
-            .values
-            .as_ref()
-            .map(|v| move || v.fingerprint(objects, tasks, task_events));
+        let fingerprint = self.values.as_ref().map(|v| {
+            // Virtual time and the timers pending are part of the state.
+            let time = super::digest::mix(self.now.as_nanos() as u64, self.timers.len() as u64);
+            move || super::digest::mix(v.fingerprint(objects, tasks, task_events), time)
+        });
         let view = PickView {
             step: self.steps,
             enabled: &enabled,
@@ -510,6 +622,13 @@ impl Execution {
         }
         if self.fair_yields > 0 {
             self.fair_grant(pick, op);
+        }
+        if let Op::Blocked(obj) = op {
+            // The wake is consumed: the task's future is polled again.
+            *self.state_mut(obj) = ObjState::Wake { woken: false };
+            if let Some(flag) = &self.tasks[pick.0].wake_flag {
+                flag.take();
+            }
         }
         self.tasks[pick.0].last_granted = Some(self.steps);
         if let Some(values) = &mut self.values {
@@ -556,7 +675,9 @@ impl Execution {
         self.current = Some(pick);
         let task = &mut self.tasks[pick.0];
         task.granted = true;
-        if Some(pick) != prev {
+        // A task that blocked on a waker has returned to madsim: wake it even when it is the
+        // one that just ran (a task at a scheduling point picked again goes on without it).
+        if Some(pick) != prev || matches!(op, Op::Blocked(_)) {
             if let Some(w) = &task.waker {
                 w.wake_by_ref();
             }

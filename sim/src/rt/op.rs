@@ -33,6 +33,10 @@ pub(crate) enum Op {
     Atomic(ObjId, AtomicOp),
     /// Await another task's end (its `JoinHandle`): enabled once that task has finished.
     Join(ObjId),
+    /// The task's future returned `Pending` without parking at a scheduling point (it waits on
+    /// a waker: a oneshot, a timer, a select): enabled once something wakes it. The object is
+    /// the task's wake-up, which the waking step writes.
+    Blocked(ObjId),
     /// A fair yield (`task::yield_now`): "let the others run". The task is not picked again
     /// until every task enabled when it yielded has taken a step or stopped being enabled.
     YieldNow,
@@ -60,7 +64,8 @@ impl Op {
             | Op::TryRecv(o)
             | Op::Notify(o)
             | Op::Atomic(o, _)
-            | Op::Join(o) => Some(o),
+            | Op::Join(o)
+            | Op::Blocked(o) => Some(o),
             Op::Recv { ch, .. } => Some(ch),
             Op::Notified { n, .. } => Some(n),
         }
@@ -91,6 +96,7 @@ impl Op {
             Op::Atomic(_, a) => 13 + a as u64,
             Op::Join(_) => 18,
             Op::YieldNow => 19,
+            Op::Blocked(_) => 20,
         }
     }
 }
@@ -117,6 +123,10 @@ pub(crate) enum ObjState {
     Task {
         finished: bool,
     },
+    /// A task's wake-up: whether it has been woken since it blocked.
+    Wake {
+        woken: bool,
+    },
 }
 
 impl ObjState {
@@ -130,6 +140,7 @@ impl ObjState {
             ObjState::Notify { permit } => mix(4, u64::from(permit)),
             ObjState::Atomic => 5,
             ObjState::Task { finished } => mix(6, u64::from(finished)),
+            ObjState::Wake { woken } => mix(7, u64::from(woken)),
         }
     }
 }
@@ -152,6 +163,7 @@ impl Object {
             (Op::Recv { .. }, ObjState::Channel { len, .. }) => *len > 0,
             (Op::Notified { .. }, ObjState::Notify { permit }) => *permit,
             (Op::Join(_), ObjState::Task { finished }) => *finished,
+            (Op::Blocked(_), ObjState::Wake { woken }) => *woken,
             _ => true,
         }
     }
@@ -200,6 +212,7 @@ impl fmt::Display for Describe<'_> {
             }
             Op::Join(o) => write!(f, "join {}", name(o)),
             Op::YieldNow => write!(f, "yield_now"),
+            Op::Blocked(_) => write!(f, "wake-up"),
         }
     }
 }

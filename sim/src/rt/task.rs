@@ -34,6 +34,14 @@ pub(crate) struct Task {
     pub done: Option<super::ObjId>,
     /// The step at which the strategy last granted it the baton.
     pub last_granted: Option<usize>,
+    /// Set by the waker the task's future sees (`TaskWake`); read at each decision while the
+    /// task is blocked on it (`Op::Blocked`).
+    pub wake_flag: Option<Arc<TaskWake>>,
+    /// Its wake-up object, once it has blocked on a waker.
+    pub wake_obj: Option<super::ObjId>,
+    /// Blocked on a waker: its next grant resumes its future from `ModelTask` (no scheduling
+    /// point inside it is waiting for the baton).
+    pub blocked: bool,
     /// While it waits in a fair yield: the step from which the others' steps count, and the
     /// tasks that were enabled then (see `Execution::fair`).
     pub fair_wait: Option<FairWait>,
@@ -69,6 +77,7 @@ where
         id,
         started: false,
         future,
+        waker: None,
     }));
     id
 }
@@ -127,6 +136,38 @@ struct ModelTask<F> {
     id: TaskId,
     started: bool,
     future: F,
+    /// The waker the model's future sees: it marks the task woken (see `TaskWake`), leaving
+    /// madsim's waker to the baton.
+    waker: Option<Waker>,
+}
+
+/// What a model task's waker does: note that the task may go on. It touches nothing else (a
+/// waker may be called from anywhere, even while the execution is borrowed): the executor reads
+/// the flag when it next decides.
+#[derive(Default)]
+pub(crate) struct TaskWake {
+    woken: std::sync::atomic::AtomicBool,
+}
+
+impl TaskWake {
+    /// Whether it was woken since it was last cleared, clearing it.
+    pub(crate) fn take(&self) -> bool {
+        self.woken.swap(false, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(crate) fn is_set(&self) -> bool {
+        self.woken.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl std::task::Wake for TaskWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl<F> Drop for ModelTask<F> {
@@ -142,23 +183,61 @@ impl<F: Future<Output = ()>> Future for ModelTask<F> {
         // SAFETY: structural pinning: `future` is never moved out of the task, and the other
         // fields are plain data.
         let this = unsafe { self.get_unchecked_mut() };
-        if with_exec(|ex| ex.is_over()) {
-            return Poll::Ready(());
+        let id = this.id;
+        let go = with_exec(|ex| {
+            if ex.is_over() {
+                return None;
+            }
+            // madsim's waker hands the task the baton (see `Execution::decide`).
+            let task = &mut ex.tasks[id.0];
+            if !task.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                task.waker = Some(cx.waker().clone());
+            }
+            // Not yet started, or blocked on a waker: it goes on only with the baton. (A task
+            // parked at a scheduling point goes on, and its `Point` checks the baton.)
+            if this.started && !task.blocked {
+                return Some(true);
+            }
+            let granted = task.take_grant();
+            if granted {
+                task.blocked = false;
+            }
+            Some(granted)
+        });
+        match go {
+            None => return Poll::Ready(()),
+            Some(false) => return Poll::Pending,
+            Some(true) => {}
         }
         if !this.started {
-            if wait_baton(this.id, cx).is_pending() {
-                return Poll::Pending;
-            }
             this.started = true;
         }
+        let waker = this.waker.get_or_insert_with(|| {
+            let flag = Arc::new(TaskWake::default());
+            with_exec(|ex| ex.tasks[id.0].wake_flag = Some(flag.clone()));
+            Waker::from(flag)
+        });
+        let mut inner = Context::from_waker(waker);
         // SAFETY: see above.
         let future = unsafe { Pin::new_unchecked(&mut this.future) };
         IN_MODEL.with(|m| m.set(true));
-        let result = panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx)));
+        let result = panic::catch_unwind(AssertUnwindSafe(|| future.poll(&mut inner)));
         IN_MODEL.with(|m| m.set(false));
-        let id = this.id;
         match result {
-            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Pending) => {
+                // Pending without parking at a scheduling point: blocked on a waker. Once the
+                // run is over, the task completes (dropping its future).
+                let over = with_exec(|ex| {
+                    if !ex.is_over() && ex.current == Some(id) && ex.tasks[id.0].pending.is_none() {
+                        ex.block_current();
+                    }
+                    ex.is_over()
+                });
+                match over {
+                    true => Poll::Ready(()),
+                    false => Poll::Pending,
+                }
+            }
             Ok(Poll::Ready(())) => {
                 with_exec(|ex| ex.task_finished(id));
                 Poll::Ready(())
@@ -175,16 +254,11 @@ impl<F: Future<Output = ()>> Future for ModelTask<F> {
 }
 
 /// Ready, with the value drawn if the task parked on a `choose`, once the task holds the
-/// baton. Never ready again after the run has ended: the task is then rescheduled once more and
-/// `ModelTask` completes it.
-fn wait_baton(id: TaskId, cx: &mut Context<'_>) -> Poll<usize> {
-    with_exec(|ex| wait_baton_in(ex, id, cx))
-}
-
-fn wait_baton_in(ex: &mut Execution, id: TaskId, cx: &mut Context<'_>) -> Poll<usize> {
+/// baton.
+fn wait_baton_in(ex: &mut Execution, id: TaskId, _cx: &mut Context<'_>) -> Poll<usize> {
+    // Once the run is over the task stays pending here: `ModelTask` sees the end and completes
+    // it (madsim's waker, which `finish` wakes, is the one `ModelTask` keeps).
     if ex.is_over() {
-        // Have madsim poll the task once more, so that `ModelTask` completes it.
-        cx.waker().wake_by_ref();
         return Poll::Pending;
     }
     let task = &mut ex.tasks[id.0];
@@ -192,11 +266,14 @@ fn wait_baton_in(ex: &mut Execution, id: TaskId, cx: &mut Context<'_>) -> Poll<u
         task.granted = false;
         Poll::Ready(task.choice)
     } else {
-        // A task keeps its waker from one park to the next: it is the same madsim task.
-        if !task.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            task.waker = Some(cx.waker().clone());
-        }
         Poll::Pending
+    }
+}
+
+impl Task {
+    /// Takes the baton if the strategy granted it.
+    fn take_grant(&mut self) -> bool {
+        std::mem::take(&mut self.granted)
     }
 }
 

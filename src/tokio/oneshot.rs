@@ -1,0 +1,161 @@
+//! A oneshot channel, as tokio's: `send` is synchronous and fails if the receiver is gone;
+//! awaiting the receiver yields the value, or an error once the sender is dropped unsent.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use sim::sync::Shared;
+
+/// The state the engine sees (a change is a write, a look a read): 0 empty, 1 a value waits,
+/// 2 the sender is gone, 3 the receiver is gone.
+struct Chan<T> {
+    seen: Shared<u8>,
+    value: RefCell<Option<T>>,
+    waker: RefCell<Option<Waker>>,
+}
+
+/// Creates a oneshot channel (named `oneshot#1`, ... in traces).
+pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
+    let chan = Rc::new(Chan {
+        seen: Shared::new(sim::sync::auto_name("oneshot"), 0u8),
+        value: RefCell::new(None),
+        waker: RefCell::new(None),
+    });
+    (
+        Sender {
+            chan: Some(chan.clone()),
+        },
+        Receiver { chan },
+    )
+}
+
+/// The sending half.
+pub struct Sender<T> {
+    chan: Option<Rc<Chan<T>>>,
+}
+
+impl<T> Sender<T> {
+    /// Sends the value, or gives it back if the receiver is gone.
+    pub fn send(mut self, value: T) -> Result<(), T> {
+        let chan = self.chan.take().expect("a sender sends once");
+        if chan.seen.with(|s| *s == 3) {
+            return Err(value);
+        }
+        *chan.value.borrow_mut() = Some(value);
+        chan.seen.with_mut(|s| *s = 1);
+        if let Some(w) = chan.waker.borrow_mut().take() {
+            w.wake();
+        }
+        Ok(())
+    }
+
+    /// Whether the receiver is gone.
+    pub fn is_closed(&self) -> bool {
+        self.chan.as_ref().is_none_or(|c| c.seen.with(|s| *s == 3))
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        if let Some(chan) = self.chan.take() {
+            if sim::engine_running() {
+                chan.seen.with_mut(|s| {
+                    if *s == 0 {
+                        *s = 2;
+                    }
+                });
+            }
+            if let Some(w) = chan.waker.borrow_mut().take() {
+                w.wake();
+            }
+        }
+    }
+}
+
+/// The receiving half: await it for the value.
+pub struct Receiver<T> {
+    chan: Rc<Chan<T>>,
+}
+
+impl<T> Receiver<T> {
+    /// The value if it has been sent, without waiting.
+    pub fn try_recv(&mut self) -> Result<T, error::TryRecvError> {
+        match self.chan.seen.with(|s| *s) {
+            1 => Ok(self.take()),
+            2 => Err(error::TryRecvError::Closed),
+            _ => Err(error::TryRecvError::Empty),
+        }
+    }
+
+    fn take(&self) -> T {
+        self.chan.seen.with_mut(|s| *s = 2);
+        self.chan.value.borrow_mut().take().expect("a sent value")
+    }
+}
+
+impl<T> Future for Receiver<T> {
+    type Output = Result<T, error::RecvError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.chan.seen.with(|s| *s) {
+            1 => Poll::Ready(Ok(self.take())),
+            2 => Poll::Ready(Err(error::RecvError(()))),
+            _ => {
+                *self.chan.waker.borrow_mut() = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        if sim::engine_running() {
+            self.chan.seen.with_mut(|s| {
+                if *s == 0 {
+                    *s = 3;
+                }
+            });
+        }
+    }
+}
+
+/// `tokio::sync::oneshot::error`.
+pub mod error {
+    use std::fmt;
+
+    /// The sender was dropped without sending.
+    #[derive(Debug, PartialEq, Eq)]
+    pub struct RecvError(pub(super) ());
+
+    impl fmt::Display for RecvError {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("channel closed")
+        }
+    }
+
+    impl std::error::Error for RecvError {}
+
+    /// Why `try_recv` found no value.
+    #[derive(Debug, PartialEq, Eq)]
+    pub enum TryRecvError {
+        /// Not sent yet.
+        Empty,
+        /// The sender was dropped without sending, or the value was taken.
+        Closed,
+    }
+
+    impl fmt::Display for TryRecvError {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self {
+                TryRecvError::Empty => f.write_str("channel empty"),
+                TryRecvError::Closed => f.write_str("channel closed"),
+            }
+        }
+    }
+
+    impl std::error::Error for TryRecvError {}
+}
