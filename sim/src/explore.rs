@@ -344,6 +344,8 @@ pub struct Explorer<'m> {
     audit: usize,
     /// Sample them only: a caller audits.
     sampling_only: bool,
+    /// DFS by value without sleep sets (a model that yields fairly, see `adapt_to`).
+    no_sleep_sets: bool,
 }
 
 type ProgressFn<'m> = Box<dyn FnMut(&Progress) + 'm>;
@@ -378,6 +380,7 @@ impl<'m> Explorer<'m> {
             max_attempts: None,
             audit: 0,
             sampling_only: false,
+            no_sleep_sets: false,
         }
     }
 
@@ -665,16 +668,43 @@ impl<'m> Explorer<'m> {
         self
     }
 
-    /// Whether a run of the model sets a timer (one seeded random run).
-    fn uses_time(&self) -> bool {
+    /// One seeded random run: does the model set timers, or yield fairly?
+    fn probe(&self) -> RunResult {
         let config = RunConfig {
             max_steps: self.max_steps,
             trace: false,
             record_accesses: false,
         };
-        run_once(self.model, Box::new(Random::new(!self.seed)), 0, &config)
-            .0
-            .used_time
+        run_once(self.model, Box::new(Random::new(!self.seed)), 0, &config).0
+    }
+
+    /// A reduced DFS on a model that sets timers (a timer fires only when every task waits) or
+    /// yields fairly (who may run next depends on who has moved since, whatever each step
+    /// touched) steps outside what the reductions see: it is searched without them, except
+    /// that a search by value keeps its visited states, which include time and the fairness
+    /// waits, and drops only sleep sets. Returns whether the search must start again.
+    fn adapt_to(&mut self, used_time: bool, yielded_fairly: bool) -> bool {
+        let StrategyKind::Dfs {
+            preemption_bound,
+            reduction,
+        } = self.strategy
+        else {
+            return false;
+        };
+        if reduction == Reduction::None || !(used_time || yielded_fairly) {
+            return false;
+        }
+        let by_value = self.model.state_visible() && reduction == Reduction::VisitedStates;
+        if used_time || !by_value {
+            self.strategy = StrategyKind::Dfs {
+                preemption_bound,
+                reduction: Reduction::None,
+            };
+            return true;
+        }
+        let restart = !self.no_sleep_sets;
+        self.no_sleep_sets = true;
+        restart
     }
 
     /// Estimates a run's length (for PCT) from a few random runs; deterministic in the seed.
@@ -731,19 +761,13 @@ impl<'m> Explorer<'m> {
         if self.strategy == StrategyKind::Default {
             return self.run_plan();
         }
-        // Reductions do not see time's dependencies: a model that sets timers is searched
-        // without them (probed by one run here, before jobs split the search; a run of the
-        // search that sets one later restarts it, see below).
-        if let StrategyKind::Dfs {
-            preemption_bound,
-            reduction,
-        } = self.strategy
-        {
-            if reduction != Reduction::None && self.uses_time() {
-                self.strategy = StrategyKind::Dfs {
-                    preemption_bound,
-                    reduction: Reduction::None,
-                };
+        // Reductions do not see the dependencies of time or of fair yields (probed by one run
+        // here, before jobs split the search; a run of the search that shows one later
+        // restarts it, see below).
+        if let StrategyKind::Dfs { reduction, .. } = self.strategy {
+            if reduction != Reduction::None {
+                let probe = self.probe();
+                self.adapt_to(probe.used_time, probe.yielded_fairly);
             }
         }
         if self.deepens() {
@@ -824,23 +848,8 @@ impl<'m> Explorer<'m> {
             }
             let (result, s) = run_once(self.model, strategy, run, &config);
             strategy = s;
-            if let (
-                true,
-                StrategyKind::Dfs {
-                    preemption_bound,
-                    reduction,
-                },
-            ) = (result.used_time, self.strategy)
-            {
-                if reduction != Reduction::None {
-                    // Reductions do not see time's dependencies (a timer fires only when every
-                    // task waits): a model that sets timers is searched without them.
-                    self.strategy = StrategyKind::Dfs {
-                        preemption_bound,
-                        reduction: Reduction::None,
-                    };
-                    return self.search();
-                }
+            if self.adapt_to(result.used_time, result.yielded_fairly) {
+                return self.search();
             }
             if result.outcome == RunOutcome::Pruned || !strategy.counts_last_run() {
                 run += self.stride;
@@ -915,6 +924,9 @@ impl<'m> Explorer<'m> {
         let mut dfs = Dfs::new(preemption_bound, reduction).sampling_pruned(self.audit, self.seed);
         if self.model.state_visible() {
             dfs = dfs.by_value();
+        }
+        if self.no_sleep_sets {
+            dfs = dfs.without_sleep_sets();
         }
         if let Some(visited) = &self.visited {
             dfs = dfs.sharing_visited(visited);

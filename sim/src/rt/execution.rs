@@ -74,11 +74,10 @@ pub(crate) struct Execution {
     main: Option<TaskId>,
     /// Monitors registered during the run (`sim::watch`), judged at quiescence after the model's.
     pub watched: Vec<std::rc::Rc<dyn crate::model::Monitor>>,
-    /// Tasks parked in a fair yield (see `fair`), and the object their waits conflict on.
+    /// Tasks parked in a fair yield (see `fair`).
     pub fair_yields: usize,
     /// Whether any task yielded fairly in this run (its schedules are then the fair ones).
     pub yielded_fairly: bool,
-    fairness: Option<ObjId>,
     /// Virtual time since the run began, and the timers pending, by deadline then creation
     /// (see `sim::time`): time moves only when no task can, to the next deadline.
     pub now: std::time::Duration,
@@ -129,7 +128,6 @@ impl Execution {
             timers: std::collections::BTreeMap::new(),
             timer_seq: 0,
             used_time: false,
-            fairness: None,
             auto_names: std::collections::BTreeMap::new(),
             strategy,
             max_steps,
@@ -553,7 +551,10 @@ impl Execution {
         if self.steps >= self.max_steps {
             self.enabled = enabled;
             let bound = self.max_steps;
-            let yielding = self.tasks.iter().any(|t| t.fair_wait.is_some());
+            let yielding = self
+                .tasks
+                .iter()
+                .any(|t| t.fair_wait.is_some() || t.pending == Some(Op::YieldNow));
             match yielding {
                 // Fair schedules only reach here by going round without progress.
                 true => self.violate(
@@ -717,34 +718,13 @@ impl Execution {
         }
     }
 
-    /// Bookkeeping of fair yields as `pick` takes its step: its own wait ends, and for
-    /// partial-order reduction the step is dependent on every step that moves a task some
-    /// yielding task waits for (its eligibility depends on them).
+    /// As `pick` takes its step: a task's fair yield ends when it is granted. (Reductions do
+    /// not see fairness's dependencies: `Explorer` searches a model that yields fairly without
+    /// them, or by value without sleep sets.)
     fn fair_grant(&mut self, pick: TaskId, op: Op) {
-        let moves_a_waited = self.tasks.iter().any(|t| {
-            t.fair_wait
-                .as_ref()
-                .is_some_and(|w| w.unmoved(&self.tasks).any(|o| o as usize == pick.0))
-        });
-        if op == Op::YieldNow || moves_a_waited {
-            let fairness = self.fairness_object();
-            self.access(fairness, AccessKind::Write);
-        }
         if op == Op::YieldNow {
             self.tasks[pick.0].fair_wait = None;
             self.fair_yields -= 1;
-        }
-    }
-
-    /// The pseudo-object fair yields and the steps they wait for conflict on.
-    fn fairness_object(&mut self) -> ObjId {
-        match self.fairness {
-            Some(o) => o,
-            None => {
-                let o = self.add_object("fairness".into(), ObjState::Atomic);
-                self.fairness = Some(o);
-                o
-            }
         }
     }
 

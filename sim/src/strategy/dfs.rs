@@ -244,6 +244,8 @@ pub struct Dfs {
     trace: TraceState,
     /// Identify states by value (`PickView::state`) rather than by trace.
     by_value: bool,
+    /// Sleep sets off (see `without_sleep_sets`).
+    no_sleep_sets: bool,
     /// The task that took the current run's latest step.
     last_task: Option<usize>,
     /// States by value on the current path, and the stack index of the node at each.
@@ -325,6 +327,7 @@ impl Dfs {
             visited: (reduction == Reduction::VisitedStates).then(Arc::default),
             trace: TraceState::default(),
             by_value: false,
+            no_sleep_sets: false,
             last_task: None,
             on_path: HashMap::new(),
             cut_by_bound: false,
@@ -437,7 +440,19 @@ impl Dfs {
     /// sets: a state is covered when it was explored with no more tasks asleep). Off under a
     /// preemption bound (see the module docs).
     fn sleep_sets(&self) -> bool {
-        (self.partial_order || self.visited.is_some()) && self.preemption_bound.is_none()
+        (self.partial_order || self.visited.is_some())
+            && self.preemption_bound.is_none()
+            && !self.no_sleep_sets
+    }
+
+    /// Visited states by value without sleep sets: for a model whose tasks yield fairly, where
+    /// who may run next depends on who has moved since a task yielded, whatever each step
+    /// touched, so steps that touch different objects are not independent (the generated-
+    /// program differential found sleep sets missing violations behind fair yields). States
+    /// identified by value, fairness waits included, still stand for their continuations.
+    pub fn without_sleep_sets(mut self) -> Self {
+        self.no_sleep_sets = true;
+        self
     }
 
     /// Whether a node at stack index `at` lies above the split (every option explored).
