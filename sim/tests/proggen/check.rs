@@ -54,6 +54,7 @@ pub struct Outcome {
     pub invariants: BTreeSet<String>,
     pub messages: BTreeSet<String>,
     pub end_states: BTreeSet<u64>,
+    /// The search finished: every schedule, or under a bound every one within it.
     pub exhaustive: bool,
     pub runs: u64,
     /// Runs that broke an invariant.
@@ -73,13 +74,19 @@ pub fn explore(program: &Arc<Program>, mode: Mode, budget: u64) -> Outcome {
             reduction: mode.reduction,
         })
         .runs(budget)
+        // One search with the mode's reduction: with a budget, an unbounded DFS would deepen
+        // by default (bounded levels, with visited states for any reduction).
+        .deepening(false)
         .run()
         .unwrap_or_else(|e| panic!("seed {}: {mode}: {e}\n{program}", program.seed));
+    let finished = s.finished();
     Outcome {
         invariants: s.violations.iter().map(|f| f.invariant.clone()).collect(),
         messages: take_messages(),
         end_states: s.end_states,
-        exhaustive: s.exhaustive,
+        // Finished: every schedule, or every one within the bound (a bounded search the bound
+        // cut reports `proved_bound`, not `exhaustive`).
+        exhaustive: finished,
         runs: s.runs,
         violating_runs: s.violations.iter().map(|f| f.count).sum(),
     }
