@@ -65,7 +65,9 @@ const KNOWN_PARTIAL_ORDER: [&[u64]; 2] = [
 
 fn known(full: bool, m: &Mismatch) -> bool {
     let corpus = KNOWN_PARTIAL_ORDER[usize::from(!full)];
-    m.mode.reduction == Reduction::PartialOrder && m.mode.bound.is_none() && corpus.contains(&m.seed)
+    m.mode.reduction == Reduction::PartialOrder
+        && m.mode.bound.is_none()
+        && corpus.contains(&m.seed)
 }
 
 /// A program and its references, one per bound of `BOUNDS` (None where plain DFS did not
