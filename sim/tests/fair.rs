@@ -145,7 +145,10 @@ fn a_lone_spinner_past_the_step_bound_is_a_livelock() {
 /// reduction (partial-order; visited states by trace and by value, which keep sleep sets
 /// without a bound) misses `distinct-tag3`, which plain DFS finds: t2 and child1 both emit
 /// `tag3=0` before child0 emits `bad`; child1 is spawned by t3 after its `yield_now`. Bounded
-/// searches agree with plain DFS.
+/// searches agree with plain DFS. The same program with t3's `yield_now` replaced by a
+/// `yield_point`, or dropped, is explored soundly by every reduction: sleep sets (which every
+/// unbounded reduction keeps, and no bounded one) are unsound under fair yields, where who may
+/// run next depends on who has moved since a task yielded.
 #[test]
 #[ignore = "engine bug: unbounded reductions miss a violation behind a fair yield (seed 467)"]
 fn unbounded_reductions_find_the_violation_behind_a_fair_yield() {
