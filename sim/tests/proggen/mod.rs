@@ -12,6 +12,13 @@
 //! lives in an engine object) and, optionally, `state_visible` (each loop's checkpoint names all
 //! of its task's locals: the loop's id and counter and every register).
 //!
+//! With `GenOptions::spin`, programs also yield fairly (`sim::yield_now`) and spin-wait on
+//! flags (`loop { checkpoint; r = read flag; if r >= want { break } yield_now }`, the flag set by
+//! a statement another task owes, or by nobody: a livelock), and a quarter of the seeds draw the
+//! spin-wait template; such programs run with a step bound of `SPIN_MAX_STEPS`. Without it, every
+//! seed draws the program it drew before the option existed; with it, the spawn-capture and
+//! accept-loop programs are the same as without, random programs differ.
+//!
 //! A task's locals are its registers (`REGS` small integers, all reads land in one) and, in a
 //! loop, the loop counter; nothing is shared outside engine objects. Programs are finite: loops
 //! run a fixed number of times, and the one unbounded shape (an accept loop over `recv_idle`)
