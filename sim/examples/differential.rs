@@ -9,7 +9,9 @@
 //!
 //! Options: `--programs N` (default 1000), `--seed S` (the first seed, default 1), `--budget R`
 //! (plain DFS runs per bound before a program counts as too big, default 5000), `--no-spawns`
-//! (generate no spawns from tasks), `--no-choose` (no `choose`), `--max-points P` (scheduling points per program, default
+//! (generate no spawns from tasks), `--no-choose` (no `choose`), `--spin` (fair yields:
+//! `yield_now`, spin-waits in random programs, and the spin-wait template; programs that yield
+//! run with a step bound of 200, and are also explored by plain DFS by value), `--max-points P` (scheduling points per program, default
 //! 11), `--jobs J` (threads, default 1), `--show K` (print the programs of the first K
 //! mismatching seeds, default 3), `--list K` (seeds listed per kind of mismatch, default 20),
 //! `--verbose` (a line per program, on stderr). Diagnostics, to tell kinds of mismatch apart:
@@ -57,6 +59,10 @@ fn parse() -> Result<Args, String> {
         }
         if flag == "--single-spawner" {
             args.opts.single_spawner = true;
+            continue;
+        }
+        if flag == "--spin" {
+            args.opts.spin = true;
             continue;
         }
         if flag == "--no-choose" {
@@ -156,6 +162,8 @@ fn main() {
     let mut verdicts: BTreeMap<String, u64> = BTreeMap::new();
     let mut shapes: BTreeMap<String, u64> = BTreeMap::new();
     let mut deadlocks = 0;
+    let mut step_bounds = 0;
+    let mut livelocks = 0;
     let mut kinds: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let mut bad_seeds: Vec<u64> = Vec::new();
     for (program, report) in &results {
@@ -171,6 +179,8 @@ fn main() {
         };
         *verdicts.entry(verdict.into()).or_default() += 1;
         deadlocks += u64::from(report.deadlocks);
+        step_bounds += report.step_bounds;
+        livelocks += u64::from(program.livelocks);
         if !report.mismatches.is_empty() {
             bad_seeds.push(program.seed);
         }
@@ -197,6 +207,11 @@ fn main() {
     );
     println!("  shapes: {shapes:?}");
     println!("  unbounded verdicts: {verdicts:?}; programs that can deadlock: {deadlocks}");
+    if args.opts.spin {
+        println!(
+            "  programs built to livelock: {livelocks}; references that said step-bound for a livelock: {step_bounds}"
+        );
+    }
     let total: usize = kinds.values().map(Vec::len).sum();
     println!(
         "  mismatches: {total} in {} programs, {} kinds",

@@ -12,6 +12,13 @@
 //! lives in an engine object) and, optionally, `state_visible` (each loop's checkpoint names all
 //! of its task's locals: the loop's id and counter and every register).
 //!
+//! With `GenOptions::spin`, programs also yield fairly (`sim::yield_now`) and spin-wait on
+//! flags (`loop { checkpoint; r = read flag; if r >= want { break } yield_now }`, the flag set by
+//! a statement another task owes, or by nobody: a livelock), and a quarter of the seeds draw the
+//! spin-wait template; such programs run with a step bound of `SPIN_MAX_STEPS`. Without it, every
+//! seed draws the program it drew before the option existed; with it, the spawn-capture and
+//! accept-loop programs are the same as without, random programs differ.
+//!
 //! A task's locals are its registers (`REGS` small integers, all reads land in one) and, in a
 //! loop, the loop counter; nothing is shared outside engine objects. Programs are finite: loops
 //! run a fixed number of times, and the one unbounded shape (an accept loop over `recv_idle`)
@@ -69,9 +76,38 @@ impl fmt::Display for Val {
     }
 }
 
+/// What a spin-wait reads: an atomic's value, a mutex's or a rwlock's contents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flag {
+    Atomic(usize),
+    Mutex(usize),
+    RwLock(usize),
+}
+
+impl fmt::Display for Flag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Flag::Atomic(a) => write!(f, "a{a}.load()"),
+            Flag::Mutex(m) => write!(f, "*m{m}.lock()"),
+            Flag::RwLock(rw) => write!(f, "*rw{rw}.read()"),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Stmt {
     Yield,
+    /// `sim::yield_now()`: a fair yield.
+    YieldNow,
+    /// A spin-wait: `loop { checkpoint(id, regs); r<dst> = read flag; if r<dst> >= want {
+    /// break } yield_now }`. It ends once some other task sets the flag; a flag that is never
+    /// set is a livelock.
+    Spin {
+        id: usize,
+        flag: Flag,
+        want: usize,
+        dst: usize,
+    },
     /// `r = choose(n)`.
     Choose {
         n: usize,
@@ -219,6 +255,9 @@ pub enum Shape {
     SpawnCapture,
     /// A server receives requests in a loop and spawns a handler per request.
     AcceptLoop,
+    /// Spin-waits on flags (`GenOptions::spin`): a producer and a consumer, a flag nobody sets,
+    /// or two tasks that each wait for the other.
+    SpinWait,
 }
 
 #[derive(Clone, Debug)]
@@ -239,6 +278,10 @@ pub struct Program {
     /// record their messages: a diagnostic, to tell the reductions' handling of runs cut short
     /// by a violation from the rest.
     pub stop: bool,
+    /// Built to livelock: some task spins on a flag nobody sets in any schedule, so every search
+    /// must report `livelock` (the spin-wait template's guarantee; random programs may livelock
+    /// too, without saying so here).
+    pub livelocks: bool,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -474,6 +517,26 @@ fn step<'a>(env: &'a Rc<Env>, stmt: &'a Stmt, regs: &'a mut Regs) -> Step<'a> {
     Box::pin(async move {
         match stmt {
             Stmt::Yield => sim::yield_point("yield").await,
+            Stmt::YieldNow => sim::yield_now().await,
+            Stmt::Spin {
+                id,
+                flag,
+                want,
+                dst,
+            } => loop {
+                // The loop carries the registers only: a round that read the same value comes
+                // back to the same state.
+                sim::checkpoint("spin", &(*id, *regs));
+                regs[*dst] = match flag {
+                    Flag::Atomic(a) => env.atomics[*a].load().await,
+                    Flag::Mutex(m) => *env.mutexes[*m].lock().await,
+                    Flag::RwLock(rw) => *env.rwlocks[*rw].read().await,
+                };
+                if regs[*dst] >= *want {
+                    break;
+                }
+                sim::yield_now().await;
+            },
             Stmt::Choose { n, dst } => regs[*dst] = sim::choose(*n).await,
             Stmt::Load { a, dst } => regs[*dst] = env.atomics[*a].load().await,
             Stmt::Store { a, val } => env.atomics[*a].store(val.get(regs)).await,
@@ -622,6 +685,16 @@ fn write_inner(f: &mut fmt::Formatter<'_>, inner: &Option<Box<Stmt>>) -> fmt::Re
 fn write_line(f: &mut fmt::Formatter<'_>, s: &Stmt) -> fmt::Result {
     match s {
         Stmt::Yield => write!(f, "yield_point"),
+        Stmt::YieldNow => write!(f, "yield_now"),
+        Stmt::Spin {
+            id,
+            flag,
+            want,
+            dst,
+        } => write!(
+            f,
+            "loop {{ checkpoint(L{id}, regs); r{dst} = {flag}; if r{dst} >= {want} {{ break }} yield_now }}"
+        ),
         Stmt::Choose { n, dst } => write!(f, "r{dst} = choose({n})"),
         Stmt::Load { a, dst } => write!(f, "r{dst} = a{a}.load()"),
         Stmt::Store { a, val } => write!(f, "a{a}.store({val})"),
@@ -784,6 +857,9 @@ pub struct GenOptions {
     pub stop: bool,
     /// At most this many scheduling points (estimated) in a program.
     pub max_points: usize,
+    /// Fair yields: `yield_now` statements and spin-waits in random programs, and the
+    /// spin-wait template. Off, every seed draws the program it always drew.
+    pub spin: bool,
 }
 
 impl Default for GenOptions {
@@ -794,6 +870,7 @@ impl Default for GenOptions {
             choose: true,
             stop: true,
             max_points: 11,
+            spin: false,
         }
     }
 }
@@ -807,6 +884,7 @@ pub fn generate(seed: u64, opts: &GenOptions) -> Program {
         let mut program = match roll {
             0..15 if opts.spawns => spawn_capture(&mut rng, seed, opts),
             15..30 if opts.spawns => accept_loop(&mut rng, seed, opts),
+            75..100 if opts.spin => spin_wait(&mut rng, seed, opts),
             _ => random_program(&mut rng, seed, opts),
         };
         program.stop = opts.stop;
@@ -833,6 +911,15 @@ pub fn points(p: &Program) -> usize {
             Stmt::Loop { iters, body, .. } => iters * block(body, grain),
             Stmt::Spawn { body, .. } => 1 + block(body, grain),
             Stmt::Accept { count, handler, .. } => count.unwrap_or(2) * (2 + block(handler, grain)),
+            // A round: a read (an atomic's is a point at access grain only) and a yield. (How
+            // many rounds fairness lets it go depends on the others' steps.)
+            Stmt::Spin { flag, .. } => {
+                let read = match flag {
+                    Flag::Atomic(_) => atomic,
+                    Flag::Mutex(_) | Flag::RwLock(_) => 1,
+                };
+                read + 1
+            }
             _ => 1,
         }
     }
@@ -856,6 +943,8 @@ struct Draw<'r> {
     spawns: bool,
     single_spawner: bool,
     choose: bool,
+    /// `yield_now` and spin-waits (`GenOptions::spin`).
+    spin: bool,
     /// The first task that spawns.
     spawner: Option<usize>,
     next_loop: usize,
@@ -948,6 +1037,15 @@ impl Draw<'_> {
     /// One statement of task `task`; `top` says whether blocks (if, loop, spawn) may open here,
     /// `mult` how many times it runs (inside a loop).
     fn stmt(&mut self, task: usize, top: bool, mult: usize, child: bool) -> Stmt {
+        // Fair yields come first, from a draw of their own: without them, the draws below are
+        // the ones they always were.
+        if self.spin {
+            match self.rng.gen_range(0..100) {
+                0..8 => return Stmt::YieldNow,
+                8..30 if top && !child => return self.spin_wait(task),
+                _ => {}
+            }
+        }
         loop {
             let s = match self.rng.gen_range(0..100) {
                 0..8 => Stmt::Yield,
@@ -1094,6 +1192,53 @@ impl Draw<'_> {
         }
     }
 
+    /// A spin-wait on a flag of this program's objects, and, most of the time, the statement
+    /// that sets it owed by another task (see `pay_debts`; random stores and additions may set
+    /// it too, or not: the reference search says which).
+    fn spin_wait(&mut self, task: usize) -> Stmt {
+        let want = 1;
+        let (flag, set) = match self.rng.gen_range(0..4) {
+            0 if self.mutexes > 0 => {
+                let m = self.rng.gen_range(0..self.mutexes);
+                let set = Stmt::Lock {
+                    m,
+                    dst: self.reg(),
+                    add: want,
+                    inner: None,
+                };
+                (Flag::Mutex(m), set)
+            }
+            1 if self.rwlocks > 0 => {
+                let rw = self.rng.gen_range(0..self.rwlocks);
+                let set = Stmt::Write {
+                    rw,
+                    add: want,
+                    inner: None,
+                };
+                (Flag::RwLock(rw), set)
+            }
+            _ => {
+                let a = self.rng.gen_range(0..self.atomics);
+                let set = Stmt::Store {
+                    a,
+                    val: Val::Const(want),
+                };
+                (Flag::Atomic(a), set)
+            }
+        };
+        if self.rng.gen_bool(0.85) {
+            self.owed.push((task, set, 1));
+        }
+        let id = self.next_loop;
+        self.next_loop += 1;
+        Stmt::Spin {
+            id,
+            flag,
+            want,
+            dst: self.dst(),
+        }
+    }
+
     /// A spawn whose child waits or works a little, then uses a captured register.
     fn child_body(&mut self, task: usize, name: String) -> Stmt {
         let reg = self.tested();
@@ -1203,6 +1348,7 @@ fn draw<'r>(
         spawns,
         single_spawner: false,
         choose: true,
+        spin: false,
         spawner: None,
         next_loop: 0,
         next_child: 0,
@@ -1236,6 +1382,7 @@ fn finish(
         tasks: tasks.into_iter().map(|(n, b)| (n, Arc::new(b))).collect(),
         invariants,
         stop: true,
+        livelocks: false,
     }
 }
 
@@ -1262,6 +1409,7 @@ fn random_program(rng: &mut ChaCha8Rng, seed: u64, opts: &GenOptions) -> Program
     );
     d.single_spawner = opts.single_spawner;
     d.choose = opts.choose;
+    d.spin = opts.spin;
     let mut tasks = Vec::new();
     for t in 0..n_tasks {
         let len = d.rng.gen_range(1..=if n_tasks >= 4 { 2 } else { 3 });
@@ -1433,5 +1581,149 @@ fn accept_loop(rng: &mut ChaCha8Rng, seed: u64, opts: &GenOptions) -> Program {
     if !program.invariants.contains(&Inv::Ascending { tag }) && program.seed.is_multiple_of(2) {
         program.invariants.push(Inv::Ascending { tag });
     }
+    program
+}
+
+/// The step bound for a program: small where it yields fairly, so that a livelock (a fair run
+/// past the bound) is cheap to reach; the engine's default otherwise.
+pub const SPIN_MAX_STEPS: usize = 200;
+
+impl Program {
+    /// Whether some task yields fairly (`yield_now`, spin-waits).
+    pub fn yields(&self) -> bool {
+        fn block(b: &[Stmt]) -> bool {
+            b.iter().any(|s| match s {
+                Stmt::YieldNow | Stmt::Spin { .. } => true,
+                Stmt::If { then: b, .. }
+                | Stmt::Loop { body: b, .. }
+                | Stmt::Spawn { body: b, .. }
+                | Stmt::Accept { handler: b, .. } => block(b),
+                _ => false,
+            })
+        }
+        self.tasks.iter().any(|(_, b)| block(b))
+    }
+
+    /// The step bound to explore it with (`None`: the engine's default).
+    pub fn max_steps(&self) -> Option<usize> {
+        self.yields().then_some(SPIN_MAX_STEPS)
+    }
+}
+
+/// Spin-waits on flags (issue 18's shapes): a producer sets data and a flag (in either order:
+/// the flag first is a bug a consumer can see), a consumer spins on the flag and checks the
+/// data; or the consumer spins on a flag nobody sets; or two tasks each spin on a flag only the
+/// other sets after its own wait (both livelocks, in every schedule), or before it (no
+/// livelock). Flags and data are atomics or mutexes; a little noise now and then.
+fn spin_wait(rng: &mut ChaCha8Rng, seed: u64, opts: &GenOptions) -> Program {
+    let grain = grain(rng);
+    let atomics = vec![0, 0];
+    let mut d = draw(rng, 2, 2, 0, 0, 0, false);
+    d.choose = opts.choose;
+    // Object k (0 or 1) as a flag or data: atomic a<k> or mutex m<k>.
+    let object = |d: &mut Draw<'_>, k: usize| -> (Flag, Stmt) {
+        if d.rng.gen_bool(0.5) {
+            let set = Stmt::Store {
+                a: k,
+                val: Val::Const(1),
+            };
+            (Flag::Atomic(k), set)
+        } else {
+            let set = Stmt::Lock {
+                m: k,
+                dst: 2,
+                add: 1,
+                inner: None,
+            };
+            (Flag::Mutex(k), set)
+        }
+    };
+    let spin = |id: usize, flag: Flag, dst: usize| Stmt::Spin {
+        id,
+        flag,
+        want: 1,
+        dst,
+    };
+    let mut livelocks = false;
+    let mut tasks = match d.rng.gen_range(0..6) {
+        // Producer and consumer.
+        0..=2 => {
+            let (flag, set_flag) = object(&mut d, 0);
+            let (data, write_data) = object(&mut d, 1);
+            let read_data = match data {
+                Flag::Atomic(a) => Stmt::Load { a, dst: 0 },
+                _ => Stmt::Lock {
+                    m: 1,
+                    dst: 0,
+                    add: 0,
+                    inner: None,
+                },
+            };
+            let mut producer = vec![write_data, set_flag];
+            if d.rng.gen_bool(0.4) {
+                producer.swap(0, 1);
+            }
+            let check = if d.rng.gen_bool(0.6) {
+                Stmt::If {
+                    reg: 0,
+                    eq: 0,
+                    then: Arc::new(vec![Stmt::Bad { val: Val::Reg(0) }]),
+                }
+            } else {
+                Stmt::Emit {
+                    tag: d.tag(),
+                    val: Val::Reg(0),
+                }
+            };
+            let consumer = vec![spin(0, flag, 1), read_data, check];
+            let mut tasks = vec![("producer".to_string(), producer)];
+            tasks.push(("consumer".to_string(), consumer.clone()));
+            if d.rng.gen_bool(0.3) {
+                tasks.push(("consumer2".to_string(), consumer));
+            }
+            tasks
+        }
+        // A flag nobody sets: the producer writes the data only.
+        3 => {
+            livelocks = true;
+            let (flag, _) = object(&mut d, 0);
+            let (_, write_data) = object(&mut d, 1);
+            vec![
+                ("producer".to_string(), vec![write_data, Stmt::YieldNow]),
+                ("consumer".to_string(), vec![spin(0, flag, 1)]),
+            ]
+        }
+        // Two tasks wait for each other: each sets the other's flag after its own wait (a
+        // livelock), or one of them before (a handshake).
+        _ => {
+            let (fa, set_a) = object(&mut d, 0);
+            let (fb, set_b) = object(&mut d, 1);
+            let mut left = vec![spin(0, fa, 1), set_b];
+            let right = vec![spin(1, fb, 1), set_a];
+            if d.rng.gen_bool(0.5) {
+                left.swap(0, 1);
+            } else {
+                livelocks = true;
+            }
+            vec![("left".to_string(), left), ("right".to_string(), right)]
+        }
+    };
+    // Noise: a task that works a little (no spin-waits, no blocks), unless the program is built
+    // to livelock (noise could end its runs some other way first).
+    if !livelocks && d.rng.gen_bool(0.3) {
+        let n = tasks.len();
+        let s = d.stmt(n, false, 1, false);
+        tasks.push(("other".to_string(), vec![s]));
+    }
+    let mut program = finish(
+        seed,
+        Shape::SpinWait,
+        grain,
+        atomics,
+        &mut d,
+        tasks,
+        Vec::new(),
+    );
+    program.livelocks = livelocks;
     program
 }
