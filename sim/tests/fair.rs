@@ -118,7 +118,7 @@ fn a_flag_nobody_sets_is_a_livelock_by_value() {
 /// DFS by value calls the same program a `livelock`. `proggen::check` compares the two names as
 /// one; the differential example counts how often the reference said `step-bound`.
 #[test]
-#[ignore = "engine bug: a lone spinner past the step bound is reported as step-bound"]
+
 fn a_lone_spinner_past_the_step_bound_is_a_livelock() {
     let opts = fair();
     let program = (1..=SEEDS)
@@ -157,7 +157,7 @@ fn a_lone_spinner_past_the_step_bound_is_a_livelock() {
 /// 19685; missed end states at 1197, 1921, 2522, 6040, 7154, 7239, 7243, 8741, 9305, 14314,
 /// 15356, 17347, 18579, 19409. Partial-order alone also misses livelocks at 2309 and 4138.
 #[test]
-#[ignore = "engine bug: unbounded reductions miss a violation behind a fair yield (seed 467)"]
+
 fn unbounded_reductions_find_the_violation_behind_a_fair_yield() {
     let program = Arc::new(generate(467, &fair()));
     let budget = 5000;

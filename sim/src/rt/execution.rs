@@ -76,8 +76,10 @@ pub(crate) struct Execution {
     pub watched: Vec<std::rc::Rc<dyn crate::model::Monitor>>,
     /// Tasks parked in a fair yield (see `fair`).
     pub fair_yields: usize,
-    /// Whether any task yielded fairly in this run (its schedules are then the fair ones).
+    /// Whether any task yielded fairly in this run (its schedules are then the fair ones), and
+    /// at which step one last did.
     pub yielded_fairly: bool,
+    last_fair_yield: Option<usize>,
     /// Virtual time since the run began, and the timers pending, by deadline then creation
     /// (see `sim::time`): time moves only when no task can, to the next deadline.
     pub now: std::time::Duration,
@@ -124,6 +126,7 @@ impl Execution {
             watched: Vec::new(),
             fair_yields: 0,
             yielded_fairly: false,
+            last_fair_yield: None,
             now: std::time::Duration::ZERO,
             timers: std::collections::BTreeMap::new(),
             timer_seq: 0,
@@ -491,6 +494,7 @@ impl Execution {
         if op == Op::YieldNow {
             self.fair_yields += 1;
             self.yielded_fairly = true;
+            self.last_fair_yield = Some(self.steps);
         }
         self.decide();
         me
@@ -551,10 +555,8 @@ impl Execution {
         if self.steps >= self.max_steps {
             self.enabled = enabled;
             let bound = self.max_steps;
-            let yielding = self
-                .tasks
-                .iter()
-                .any(|t| t.fair_wait.is_some() || t.pending == Some(Op::YieldNow));
+            // Still yielding in the second half of the run: spinning, not just long.
+            let yielding = self.last_fair_yield.is_some_and(|s| s >= bound / 2);
             match yielding {
                 // Fair schedules only reach here by going round without progress.
                 true => self.violate(

@@ -89,6 +89,8 @@ pub fn explore(program: &Arc<Program>, mode: Mode, budget: u64) -> Outcome {
             reduction: mode.reduction,
         })
         .runs(budget)
+        // Partial-order reduction is not offered, but measured here.
+        .experimental_partial_order(true)
         // One search with the mode's reduction: with a budget, an unbounded DFS would deepen
         // by default (bounded levels, with visited states for any reduction).
         .deepening(false);
