@@ -116,6 +116,10 @@ impl Default for ExploreDefaults {
     }
 }
 
+/// The deepest PCT search accepted: d-1 priority change points per run, where every bug braid
+/// has found needs at most 6 (a depth of 10^8 would take minutes and gigabytes to set up).
+pub const MAX_DEPTH: usize = 1_000;
+
 /// Parses a strategy name and its settings as given on the command line or in a scenario
 /// (`state_visible`: the model's, which decides the default reduction).
 pub fn parse_strategy(
@@ -125,6 +129,11 @@ pub fn parse_strategy(
     reduction: Option<Reduction>,
     state_visible: bool,
 ) -> Result<StrategyKind, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!(
+            "PCT depth must be at most {MAX_DEPTH}, not {depth}"
+        ));
+    }
     match name {
         "random" => Ok(StrategyKind::Random),
         "pct" if depth >= 1 => Ok(StrategyKind::Pct { depth }),

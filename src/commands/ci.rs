@@ -20,7 +20,7 @@ use sim::scenario::{Expected, Scenario};
 use sim::strategy::Replay;
 use sim::{run_once, RunConfig, RunOutcome};
 
-use super::explore::explore_one;
+use super::explore::{explore_one, strategy_for};
 use super::mutants::{hunt, plan};
 use crate::cli::{BudgetArgs, CiArgs, Cli, Format, StrategyArg};
 use crate::junit::{self, Case};
@@ -165,6 +165,10 @@ pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
         deepening: None,
         audit_reduction: false,
     };
+    // A budget no scenario can be explored with is bad input too.
+    for (s, model) in &built {
+        strategy_for(s, model.as_ref(), &budget)?;
+    }
     let mut cases = Vec::new();
 
     // (a) The regression corpus.

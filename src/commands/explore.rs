@@ -10,7 +10,7 @@ use sim::explore::{Explorer, Progress};
 use sim::replay_file::{digest_hex, FoundBy, ReplayFile, ShrunkFrom, FORMAT_VERSION};
 use sim::scenario::{parse_strategy, Scenario};
 use sim::shrink::shrink_with;
-use sim::strategy::Reduction;
+use sim::strategy::{Reduction, StrategyKind};
 use sim::RunConfig;
 
 use crate::cli::{BudgetArgs, Cli, ExploreArgs, Format, StrategyArg};
@@ -70,26 +70,7 @@ pub fn explore_one(
     out: &Path,
 ) -> Result<ScenarioReport> {
     let defaults = &scenario.explore;
-    let strategy_name = match args.strategy {
-        Some(StrategyArg::Random) => "random",
-        Some(StrategyArg::Pct) => "pct",
-        Some(StrategyArg::Dfs) => "dfs",
-        Some(StrategyArg::Portfolio) => "portfolio",
-        None => defaults.strategy.as_str(),
-    };
-    let strategy = parse_strategy(
-        strategy_name,
-        args.depth.unwrap_or(defaults.depth),
-        args.preemption_bound
-            .map_or(defaults.preemption_bound, |b| b.0),
-        if args.no_reduction {
-            Some(Reduction::None)
-        } else {
-            args.reduction
-        },
-        model.state_visible(),
-    )
-    .map_err(anyhow::Error::msg)?;
+    let strategy = strategy_for(scenario, model, args)?;
     let seed = args.seed.unwrap_or(defaults.seed);
     let time = match args.time {
         Some(t) if !(t.is_finite() && t > 0.0) => {
@@ -297,6 +278,35 @@ pub fn explore_one(
             misses: a.misses.iter().map(|m| m.what.clone()).collect(),
         }),
     })
+}
+
+/// The strategy `scenario` is explored with: the command line's settings over the scenario's.
+pub fn strategy_for(
+    scenario: &Scenario,
+    model: &dyn sim::Model,
+    args: &BudgetArgs,
+) -> Result<StrategyKind> {
+    let defaults = &scenario.explore;
+    let strategy_name = match args.strategy {
+        Some(StrategyArg::Random) => "random",
+        Some(StrategyArg::Pct) => "pct",
+        Some(StrategyArg::Dfs) => "dfs",
+        Some(StrategyArg::Portfolio) => "portfolio",
+        None => defaults.strategy.as_str(),
+    };
+    parse_strategy(
+        strategy_name,
+        args.depth.unwrap_or(defaults.depth),
+        args.preemption_bound
+            .map_or(defaults.preemption_bound, |b| b.0),
+        if args.no_reduction {
+            Some(Reduction::None)
+        } else {
+            args.reduction
+        },
+        model.state_visible(),
+    )
+    .map_err(anyhow::Error::msg)
 }
 
 /// Pruned branches the reduction audit re-explores (a seeded sample).
