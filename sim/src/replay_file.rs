@@ -11,6 +11,8 @@ use crate::schedule::Decision;
 use crate::shrink::Minimality;
 use crate::Violation;
 
+mod strict;
+
 /// The format this braid writes. It reads every format up to this one: a format 1 file
 /// replays as before, but its trace digest came from an older hasher and cannot be compared
 /// (see `ReplayFile::check_digest`); `braid shrink` rewrites it in the current format.
@@ -65,6 +67,7 @@ pub struct ReplayFile {
     pub params: serde_json::Value,
     pub max_steps: usize,
     pub found: FoundBy,
+    #[serde(deserialize_with = "recorded_violation")]
     pub violation: Violation,
     pub steps: usize,
     pub preemptions: usize,
@@ -110,12 +113,18 @@ impl ReplayFile {
             path: path.to_path_buf(),
             message,
         };
+        strict::check_no_duplicate_keys(&text).map_err(|e| corrupt(e.to_string()))?;
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
         let format = value
             .get("format")
             .and_then(|f| f.as_u64())
             .ok_or_else(|| corrupt("no format version".into()))?;
+        if format == 0 {
+            return Err(corrupt(format!(
+                "format 0 is not a replay file format (this braid reads 1 to {FORMAT_VERSION})"
+            )));
+        }
         if format > u64::from(FORMAT_VERSION) {
             return Err(ReplayFileError::NewerFormat {
                 path: path.to_path_buf(),
@@ -169,6 +178,23 @@ impl ReplayFile {
         json.push('\n');
         write_atomic(path, json.as_bytes())
     }
+}
+
+/// A recorded violation, read strictly: a key braid does not write is an error, not ignored.
+fn recorded_violation<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Violation, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Recorded {
+        invariant: String,
+        message: String,
+        step: usize,
+    }
+    let r = Recorded::deserialize(d)?;
+    Ok(Violation {
+        invariant: r.invariant,
+        message: r.message,
+        step: r.step,
+    })
 }
 
 /// Writes `bytes` to `path` atomically (temporary file in the same directory, then a rename),
