@@ -1,7 +1,6 @@
 //! Replay files: a failing schedule as versioned JSON, written atomically, refused clearly when
 //! corrupt, truncated or from a newer braid.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -12,6 +11,9 @@ use crate::shrink::Minimality;
 use crate::Violation;
 
 mod strict;
+mod write;
+
+pub use write::{check_target, remove_stale_temp_files, write_atomic};
 
 /// The format this braid writes. It reads every format up to this one: a format 1 file
 /// replays as before, but its trace digest came from an older hasher and cannot be compared
@@ -172,7 +174,8 @@ impl ReplayFile {
         ))
     }
 
-    /// Writes the file atomically: a temporary file in the same directory, then a rename.
+    /// Writes the file atomically: a temporary file in the same directory, then a rename (see
+    /// [`write_atomic`]).
     pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
         let mut json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         json.push('\n');
@@ -195,27 +198,4 @@ fn recorded_violation<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Violatio
         message: r.message,
         step: r.step,
     })
-}
-
-/// Writes `bytes` to `path` atomically (temporary file in the same directory, then a rename),
-/// creating the directory if needed: a reader never sees half a file, and an existing file is
-/// only replaced by a complete one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path)
 }

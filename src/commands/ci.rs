@@ -15,7 +15,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use sim::render::{self, Caption};
-use sim::replay_file::{write_atomic, DigestCheck, ReplayFile};
+use sim::replay_file::{check_target, write_atomic, DigestCheck, ReplayFile};
 use sim::scenario::{Expected, Scenario};
 use sim::strategy::Replay;
 use sim::{run_once, RunConfig, RunOutcome};
@@ -132,7 +132,11 @@ pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
                 .map_err(|_| anyhow::anyhow!("--seed must be a number or `random`, not '{s}'"))?,
         ),
     };
-    // Bad input first, before any exploring: every seed file and scenario must load and build.
+    // Bad input first, before any exploring: the JUnit path must be writable, and every seed
+    // file and scenario must load and build.
+    if let Some(path) = &args.junit {
+        check_target(path).with_context(|| format!("writing {}", path.display()))?;
+    }
     let shard_one = args.shard.is_none_or(|s| s.index == 1);
     let seed_files = if shard_one {
         load_seeds(&args.seeds)?

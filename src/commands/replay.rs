@@ -4,7 +4,9 @@
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use sim::render::{self, Caption};
-use sim::replay_file::{digest_hex, write_atomic, DigestCheck, ReplayFile, FORMAT_VERSION};
+use sim::replay_file::{
+    check_target, digest_hex, write_atomic, DigestCheck, ReplayFile, FORMAT_VERSION,
+};
 use sim::strategy::Replay;
 use sim::{run_once, RunConfig, RunOutcome, Violation};
 
@@ -26,6 +28,10 @@ struct ReplayReport<'a> {
 }
 
 pub fn run(args: &ReplayArgs) -> Result<Verdict> {
+    // An output braid may not write is bad input, said before anything runs.
+    for out in args.svg.iter().chain(&args.html) {
+        check_target(out).with_context(|| format!("writing {}", out.display()))?;
+    }
     let file = ReplayFile::load(&args.file)?;
     let model = models::registry::build_mutant(
         &file.model,
