@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod interrupt;
 mod junit;
 mod report;
 
@@ -18,6 +19,8 @@ use cli::{Cli, Command};
 pub enum Verdict {
     Clean,
     Violation,
+    /// Stopped by Ctrl-C after reporting what it found (exit 130).
+    Interrupted,
 }
 
 fn main() -> ExitCode {
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
     match result {
         Ok(Verdict::Clean) => ExitCode::SUCCESS,
         Ok(Verdict::Violation) => ExitCode::from(1),
+        Ok(Verdict::Interrupted) => ExitCode::from(interrupt::EXIT_CODE),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

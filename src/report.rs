@@ -77,6 +77,9 @@ pub struct ScenarioReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_state_digests: Option<Vec<u64>>,
     pub determinism_checked: u64,
+    /// Stopped by Ctrl-C: a partial exploration, its violations written as found.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     pub outcome: String,
     pub expected: String,
     pub matches_expectation: bool,
@@ -129,6 +132,13 @@ impl ScenarioReport {
             (_, Some(_)) => "bounded partial-order reduction",
             (_, None) => "sleep sets + source-set DPOR",
         };
+        if self.interrupted {
+            let _ = writeln!(
+                out,
+                "  INTERRUPTED after {} runs: a partial exploration (replay files as found, not minimised)",
+                self.runs
+            );
+        }
         if self.strategy == "dfs" && self.runs == 0 {
             let _ = writeln!(
                 out,

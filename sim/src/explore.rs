@@ -3,7 +3,7 @@
 //! `Explorer::new(&model).strategy(..).seed(1).runs(20_000).run()`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -257,6 +257,8 @@ pub struct Explorer<'m> {
     audit: usize,
     /// Sample them only: a caller audits.
     sampling_only: bool,
+    /// Stop (between runs) once this is set: a Ctrl-C (`cancel_on`).
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 type ProgressFn<'m> = Box<dyn FnMut(&Progress) + 'm>;
@@ -289,6 +291,7 @@ impl<'m> Explorer<'m> {
             max_attempts: None,
             audit: 0,
             sampling_only: false,
+            cancel: None,
         }
     }
 
@@ -422,6 +425,9 @@ impl<'m> Explorer<'m> {
                 false => self.time,
             }
             .map(|t| t.saturating_sub(start.elapsed()));
+            if total.is_some() && self.cancelled() {
+                break;
+            }
             if runs_left == Some(0) || time_left.is_some_and(|t| t.is_zero()) {
                 if share {
                     bound = None;
@@ -466,6 +472,7 @@ impl<'m> Explorer<'m> {
             if let Some(t) = time_left {
                 level = level.time(t);
             }
+            level.cancel = self.cancel.clone();
             let level_start = Instant::now();
             let part = level.run()?;
             let cost = (part.runs + part.pruned, level_start.elapsed());
@@ -492,6 +499,19 @@ impl<'m> Explorer<'m> {
         Ok(summary)
     }
 
+    /// Stops between runs once `flag` is set (by a Ctrl-C handler), returning what was found so
+    /// far: a partial summary, never exhaustive, and not audited.
+    pub fn cancel_on(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.cancel = Some(flag);
+        self
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
     pub fn on_progress(mut self, f: impl FnMut(&Progress) + 'm) -> Self {
         self.progress = Some(Box::new(f));
         self
@@ -512,12 +532,14 @@ impl<'m> Explorer<'m> {
     pub fn run(self) -> Result<Summary, ExploreError> {
         let (model, audit, max_steps) = (self.model, self.audit, self.max_steps);
         let stop_on_first = self.stop_on_first || self.sampling_only;
+        let cancel = self.cancel.clone();
         let mut summary = self.search()?;
+        let cancelled = cancel.is_some_and(|c| c.load(Ordering::Relaxed));
         let reduced = matches!(
             summary.strategy,
             StrategyKind::Dfs { reduction, .. } if reduction != Reduction::None
         );
-        if audit > 0 && reduced && !stop_on_first {
+        if audit > 0 && reduced && !stop_on_first && !cancelled {
             summary.audit = Some(crate::audit::audit(model, &summary, max_steps));
         }
         Ok(summary)
@@ -612,6 +634,7 @@ impl<'m> Explorer<'m> {
             }
             if budget_runs.is_some_and(|b| summary.runs >= b)
                 || self.time.is_some_and(|t| start.elapsed() >= t)
+                || self.cancelled()
             {
                 break;
             }
@@ -739,6 +762,7 @@ impl<'m> Explorer<'m> {
             self.stride,
         );
         let (audit, max_attempts) = (self.audit, self.max_attempts);
+        let cancel = self.cancel.clone();
         let (max_steps, check, stop, time) = (
             self.max_steps,
             self.check_determinism,
@@ -750,6 +774,7 @@ impl<'m> Explorer<'m> {
                 .map(|j| {
                     let (counter, finished) = (&counters[j as usize], &finished);
                     let (claims, visited) = (claims.clone(), visited.clone());
+                    let cancel = cancel.clone();
                     scope.spawn(move || {
                         // Random/PCT jobs take interleaved run indices; DFS jobs walk the same
                         // tree and claim its subtrees in turn.
@@ -780,6 +805,7 @@ impl<'m> Explorer<'m> {
                         job.max_attempts = max_attempts.map(|m| m.div_ceil(jobs));
                         job.subtree_claims = claims;
                         job.visited = visited;
+                        job.cancel = cancel;
                         let summary = job.run();
                         finished.fetch_add(1, Ordering::Relaxed);
                         summary

@@ -15,10 +15,11 @@ use sim::RunConfig;
 
 use crate::cli::{BudgetArgs, Cli, ExploreArgs, Format, StrategyArg};
 use crate::report::{AuditSummary, ScenarioReport, ViolationReport};
-use crate::Verdict;
+use crate::{interrupt, Verdict};
 
 pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
     let scenarios = select(&cli.scenario_dir, &args.scenarios)?;
+    interrupt::install();
     // Build every model first: bad input fails before any exploration starts.
     let mut built = Vec::new();
     for s in scenarios {
@@ -35,6 +36,9 @@ pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
             print!("{}", report.render_text());
         }
         reports.push(report);
+        if interrupt::interrupted() {
+            break;
+        }
     }
     if args.format == Format::Json {
         println!("{}", serde_json::to_string_pretty(&reports)?);
@@ -42,7 +46,9 @@ pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
     // 0: every outcome as its scenario expects (a bug found where one is expected included);
     // 1: some outcome not as expected.
     let surprised = reports.iter().any(|r| !r.matches_expectation);
-    Ok(if surprised {
+    Ok(if interrupt::interrupted() {
+        Verdict::Interrupted
+    } else if surprised {
         Verdict::Violation
     } else {
         Verdict::Clean
@@ -120,6 +126,9 @@ pub fn explore_one(
     if args.audit_reduction {
         explorer = explorer.audit(AUDITED_BRANCHES);
     }
+    if let Some(flag) = interrupt::flag() {
+        explorer = explorer.cancel_on(flag);
+    }
     if let Some(bar) = &bar {
         explorer = explorer.on_progress(|p: &Progress| {
             bar.set_position(p.runs);
@@ -132,6 +141,8 @@ pub fn explore_one(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    // After a Ctrl-C, what was found is written as found: the user asked for it now.
+    let interrupted = interrupt::interrupted();
     let mut violations = Vec::new();
     let run_config = RunConfig {
         max_steps: defaults.max_steps,
@@ -158,7 +169,7 @@ pub fn explore_one(
         })
         .collect();
     for found in summary.violations.iter().chain(&missed_violations) {
-        let (run, shrunk_from, minimality, shrink_timed_out) = if args.no_shrink {
+        let (run, shrunk_from, minimality, shrink_timed_out) = if args.no_shrink || interrupted {
             (found.run.clone(), None, None, false)
         } else {
             let shrunk = shrink_with(model, &found.run, &run_config, shrink_options);
@@ -219,11 +230,12 @@ pub fn explore_one(
     // A search that saw no run through proves nothing, whatever it expected.
     let outcome = match (violations.is_empty(), summary.proves_nothing()) {
         (false, _) => "violation",
+        (true, _) if interrupted => "interrupted",
         (true, true) => "inconclusive",
         (true, false) => "holds",
     };
     let audit_passed = audit.is_none_or(|a| a.passed());
-    let matches_expectation = outcome != "inconclusive"
+    let matches_expectation = !matches!(outcome, "inconclusive" | "interrupted")
         && audit_passed
         && scenario
             .expected
@@ -266,6 +278,7 @@ pub fn explore_one(
             .shard
             .map(|_| summary.end_states.iter().copied().collect()),
         determinism_checked: summary.determinism_checked,
+        interrupted,
         outcome: outcome.to_string(),
         expected: scenario.expected.to_string(),
         matches_expectation,
