@@ -14,7 +14,7 @@ use sim::strategy::{Reduction, StrategyKind};
 use sim::RunConfig;
 
 use crate::cli::{BudgetArgs, Cli, ExploreArgs, Format, StrategyArg};
-use crate::report::{AuditSummary, ScenarioReport, ViolationReport};
+use crate::report::{AuditSummary, ScenarioReport, ShardInfo, ViolationReport, REPORT_FORMAT};
 use crate::{interrupt, Verdict};
 
 pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
@@ -94,6 +94,7 @@ pub fn explore_one(
     };
     // Shard i of n takes run indices i-1, i-1+n, ... (DFS: subtrees i-1, i-1+n, ...): the shards'
     // union is the unsharded run set.
+    let unsharded_runs = runs;
     let (first_run, stride, runs) = match (args.shard, runs) {
         (None, runs) => (0, 1, runs),
         (Some(shard), runs) => (shard.index - 1, shard.count, runs.map(|r| shard.share(r))),
@@ -243,6 +244,7 @@ pub fn explore_one(
     // The explorer may have turned reduction off (bounded search, or a model it cannot see into).
     let strategy = summary.strategy;
     Ok(ScenarioReport {
+        format: REPORT_FORMAT,
         scenario: scenario.name.clone(),
         model: scenario.model.clone(),
         variant: scenario.variant.clone(),
@@ -250,6 +252,11 @@ pub fn explore_one(
         strategy: strategy.name().to_string(),
         depth: strategy.depth(),
         seed,
+        shard: args.shard.map(|s| ShardInfo {
+            index: s.index,
+            count: s.count,
+            budget_runs: unsharded_runs,
+        }),
         runs: summary.runs,
         distinct_schedules: summary.distinct_schedules,
         elapsed_ms: summary.elapsed.as_secs_f64() * 1e3,
