@@ -294,9 +294,14 @@ pub struct CiArgs {
     pub shard: Option<Shard>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Also write JUnit XML: one test case per seed file, scenario and mutant.
+    /// Also write JUnit XML: one test case per seed file, scenario, mutant and proof; a failure
+    /// carries its message, the replay command and a new violation's Mermaid diagram.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Also write the result as Markdown (counts, failures, each new violation's replay command
+    /// and Mermaid diagram), e.g. to append to $GITHUB_STEP_SUMMARY.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
     /// Where replay files of new violations (and caught mutants) are written.
     #[arg(long, default_value = "target/braid/ci")]
     pub out: PathBuf,

@@ -3,7 +3,6 @@
 mod cli;
 mod commands;
 mod interrupt;
-mod junit;
 mod report;
 
 use std::process::ExitCode;

@@ -13,11 +13,13 @@ use sim::scenario::{Expected, Scenario};
 
 use super::explore::{explore_one, select};
 use crate::cli::{BudgetArgs, Cli, Format, MutantsArgs};
-use crate::report::ViolationReport;
+use crate::report::{ViolationReport, REPORT_FORMAT};
 use crate::Verdict;
 
 #[derive(Serialize)]
 pub struct MutantReport {
+    /// `REPORT_FORMAT`.
+    pub format: u32,
     pub model: String,
     pub variant: String,
     pub guard: String,
@@ -91,6 +93,7 @@ pub fn hunt(
     out: &Path,
 ) -> Result<MutantReport> {
     let mut report = MutantReport {
+        format: REPORT_FORMAT,
         model: model.to_string(),
         variant: variant.to_string(),
         guard: guard.to_string(),

@@ -11,10 +11,13 @@ use sim::strategy::Replay;
 use sim::{run_once, RunConfig, RunOutcome, Violation};
 
 use crate::cli::{Format, ReplayArgs};
+use crate::report::REPORT_FORMAT;
 use crate::Verdict;
 
 #[derive(Serialize)]
 struct ReplayReport<'a> {
+    /// `REPORT_FORMAT`.
+    format: u32,
     file: String,
     scenario: &'a str,
     model: &'a str,
@@ -107,6 +110,7 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
         }
         Format::Json => {
             let report = ReplayReport {
+                format: REPORT_FORMAT,
                 file: path.to_string(),
                 scenario: &file.scenario,
                 model: &file.model,
