@@ -55,6 +55,18 @@ pub enum StrategyArg {
     Dfs,
 }
 
+impl From<StrategyArg> for sim::scenario::StrategyName {
+    fn from(s: StrategyArg) -> Self {
+        use sim::scenario::StrategyName;
+        match s {
+            StrategyArg::Random => StrategyName::Random,
+            StrategyArg::Pct => StrategyName::Pct,
+            StrategyArg::Portfolio => StrategyName::Portfolio,
+            StrategyArg::Dfs => StrategyName::Dfs,
+        }
+    }
+}
+
 /// How each scenario is explored (defaults: the scenario file's `[explore]`).
 #[derive(clap::Args)]
 pub struct BudgetArgs {

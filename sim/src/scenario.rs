@@ -120,10 +120,35 @@ impl Default for ExploreDefaults {
 /// has found needs at most 6 (a depth of 10^8 would take minutes and gigabytes to set up).
 pub const MAX_DEPTH: usize = 1_000;
 
-/// Parses a strategy name and its settings as given on the command line or in a scenario
-/// (`state_visible`: the model's, which decides the default reduction).
-pub fn parse_strategy(
-    name: &str,
+/// A strategy by name, as a scenario file or the command line names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrategyName {
+    Random,
+    Pct,
+    Portfolio,
+    Dfs,
+}
+
+impl std::str::FromStr for StrategyName {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        match name {
+            "random" => Ok(StrategyName::Random),
+            "pct" => Ok(StrategyName::Pct),
+            "portfolio" => Ok(StrategyName::Portfolio),
+            "dfs" => Ok(StrategyName::Dfs),
+            other => Err(format!(
+                "unknown strategy '{other}' (known: random, pct, portfolio, dfs)"
+            )),
+        }
+    }
+}
+
+/// The strategy `name` with its settings (`state_visible`: the model's, which decides the
+/// default reduction).
+pub fn strategy(
+    name: StrategyName,
     depth: usize,
     preemption_bound: Option<usize>,
     reduction: Option<Reduction>,
@@ -135,18 +160,32 @@ pub fn parse_strategy(
         ));
     }
     match name {
-        "random" => Ok(StrategyKind::Random),
-        "pct" if depth >= 1 => Ok(StrategyKind::Pct { depth }),
-        "pct" => Err("PCT depth must be at least 1".into()),
-        "portfolio" => Ok(StrategyKind::Portfolio),
-        "dfs" => Ok(StrategyKind::Dfs {
+        StrategyName::Random => Ok(StrategyKind::Random),
+        StrategyName::Pct if depth >= 1 => Ok(StrategyKind::Pct { depth }),
+        StrategyName::Pct => Err("PCT depth must be at least 1".into()),
+        StrategyName::Portfolio => Ok(StrategyKind::Portfolio),
+        StrategyName::Dfs => Ok(StrategyKind::Dfs {
             preemption_bound,
             reduction: reduction.unwrap_or(Reduction::for_search(preemption_bound, state_visible)),
         }),
-        other => Err(format!(
-            "unknown strategy '{other}' (known: random, pct, portfolio, dfs)"
-        )),
     }
+}
+
+/// Parses a strategy name and its settings as given in a scenario (see [`strategy`]).
+pub fn parse_strategy(
+    name: &str,
+    depth: usize,
+    preemption_bound: Option<usize>,
+    reduction: Option<Reduction>,
+    state_visible: bool,
+) -> Result<StrategyKind, String> {
+    strategy(
+        name.parse()?,
+        depth,
+        preemption_bound,
+        reduction,
+        state_visible,
+    )
 }
 
 #[derive(Deserialize)]
