@@ -1,6 +1,7 @@
 //! `braid`: explore, replay and explain message-delivery races in models of real systems.
 
 mod cli;
+mod colour;
 mod commands;
 mod interrupt;
 mod report;
@@ -32,13 +33,14 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let result = match &cli.command {
-        Command::List => commands::list::run(&cli),
+        Command::List(args) => commands::list::run(&cli, args),
         Command::Explore(args) => commands::explore::run(&cli, args),
         Command::Replay(args) => commands::replay::run(args),
         Command::Shrink(args) => commands::shrink::run(args),
         Command::Mutants(args) => commands::mutants::run(&cli, args),
         Command::Ci(args) => commands::ci::run(&cli, args),
         Command::Merge(args) => commands::merge::run(args),
+        Command::Completions(args) => commands::completions::run(args),
     };
     match result {
         Ok(Verdict::Clean) => ExitCode::SUCCESS,

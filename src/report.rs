@@ -6,6 +6,8 @@ use sim::shrink::Minimality;
 use sim::strategy::Reduction;
 use std::fmt::Write as _;
 
+use crate::colour;
+
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Serialize, Deserialize)]
@@ -213,9 +215,9 @@ impl ScenarioReport {
             self.outcome,
             self.expected,
             if self.matches_expectation {
-                "as expected"
+                colour::verdict("as expected", true)
             } else {
-                "NOT AS EXPECTED"
+                colour::verdict("NOT AS EXPECTED", false)
             }
         );
         if let Some(a) = &self.audit {

@@ -274,6 +274,14 @@ impl Scenario {
 
     /// All scenarios in `dir`, by name.
     pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
+        Self::paths_in(dir)?
+            .iter()
+            .map(|p| Scenario::load(p))
+            .collect()
+    }
+
+    /// The scenario files in `dir` (`*.toml`), by name.
+    pub fn paths_in(dir: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
         let entries = std::fs::read_dir(dir).map_err(|error| ScenarioError::Io {
             path: dir.to_path_buf(),
             error,
@@ -283,7 +291,7 @@ impl Scenario {
             .filter(|p| p.extension().is_some_and(|x| x == "toml"))
             .collect();
         paths.sort();
-        paths.iter().map(|p| Scenario::load(p)).collect()
+        Ok(paths)
     }
 
     /// A scenario by name (`broker-bind-race`) from `dir`, or by path.

@@ -1,4 +1,5 @@
 pub mod ci;
+pub mod completions;
 pub mod explore;
 pub mod list;
 pub mod merge;

@@ -14,7 +14,7 @@ use sim::scenario::{Expected, Scenario};
 use super::explore::{explore_one, select};
 use crate::cli::{BudgetArgs, Cli, Format, MutantsArgs};
 use crate::report::{ViolationReport, REPORT_FORMAT};
-use crate::Verdict;
+use crate::{colour, Verdict};
 
 #[derive(Serialize)]
 pub struct MutantReport {
@@ -121,8 +121,11 @@ fn print_line(r: &MutantReport) {
     let name = format!("{}/{} without {}", r.model, r.variant, r.guard);
     match (&r.caught_by, &r.violation) {
         (Some(scenario), Some(v)) => println!(
-            "caught    {name:<60} by {scenario}: {} (run {}); braid replay {}",
-            v.invariant, v.first_run, v.replay_file
+            "{}    {name:<60} by {scenario}: {} (run {}); braid replay {}",
+            colour::verdict("caught", true),
+            v.invariant,
+            v.first_run,
+            v.replay_file
         ),
         _ => {
             let tried: Vec<String> = r
@@ -130,7 +133,11 @@ fn print_line(r: &MutantReport) {
                 .iter()
                 .map(|(s, runs)| format!("{s} ({runs} runs)"))
                 .collect();
-            println!("SURVIVED  {name:<60} holds on {}", tried.join(", "));
+            println!(
+                "{}  {name:<60} holds on {}",
+                colour::verdict("SURVIVED", false),
+                tried.join(", ")
+            );
         }
     }
 }

@@ -11,6 +11,7 @@ use sim::strategy::Replay;
 use sim::{run_once, RunConfig, RunOutcome, Violation};
 
 use crate::cli::{Format, ReplayArgs};
+use crate::colour;
 use crate::report::REPORT_FORMAT;
 use crate::Verdict;
 
@@ -142,15 +143,23 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
             println!();
             match violation {
                 Some(v) if reproduced => println!(
-                    "reproduced: {} at step {}: {}",
-                    v.invariant, v.step, v.message
+                    "{}: {} at step {}: {}",
+                    colour::verdict("reproduced", true),
+                    v.invariant,
+                    v.step,
+                    v.message
                 ),
                 Some(v) => println!(
-                    "NOT reproduced: recorded {}, got {} at step {}: {}",
-                    file.violation.invariant, v.invariant, v.step, v.message
+                    "{}: recorded {}, got {} at step {}: {}",
+                    colour::verdict("NOT reproduced", false),
+                    file.violation.invariant,
+                    v.invariant,
+                    v.step,
+                    v.message
                 ),
                 None => println!(
-                    "NOT reproduced: the run holds (recorded {})",
+                    "{}: the run holds (recorded {})",
+                    colour::verdict("NOT reproduced", false),
                     file.violation.invariant
                 ),
             }

@@ -25,7 +25,7 @@ pub struct Inputs<'a> {
 
 impl<'a> Inputs<'a> {
     pub fn load(cli: &Cli, args: &'a CiArgs) -> Result<Inputs<'a>> {
-        let seed = seed(args.seed.as_deref())?;
+        let seed = args.seed;
         for path in args.junit.iter().chain(&args.summary) {
             check_target(path).with_context(|| format!("writing {}", path.display()))?;
         }
@@ -71,22 +71,6 @@ impl<'a> Inputs<'a> {
     }
 }
 
-/// `--seed N|random` (`random` draws one and says which on stderr).
-fn seed(arg: Option<&str>) -> Result<Option<u64>> {
-    match arg {
-        None => Ok(None),
-        Some("random") => {
-            let drawn = random_seed();
-            eprintln!("braid ci: --seed random drew seed {drawn} (rerun with --seed {drawn})");
-            Ok(Some(drawn))
-        }
-        Some(s) => s
-            .parse()
-            .map(Some)
-            .map_err(|_| anyhow::anyhow!("--seed must be a number or `random`, not '{s}'")),
-    }
-}
-
 /// The budget of the scenario explorations (b), from which the mutants' and proofs' derive.
 fn budget(args: &CiArgs, seed: Option<u64>) -> BudgetArgs {
     BudgetArgs {
@@ -106,13 +90,4 @@ fn budget(args: &CiArgs, seed: Option<u64>) -> BudgetArgs {
         deepening: None,
         audit_reduction: false,
     }
-}
-
-/// A seed for `--seed random`: drawn from the OS-seeded hasher outside any simulation, and
-/// printed so the run can be repeated.
-fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(std::process::id().into());
-    h.finish() % 1_000_000_000
 }

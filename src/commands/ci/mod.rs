@@ -28,6 +28,7 @@ use anyhow::Result;
 use crate::cli::{CiArgs, Cli};
 use crate::Verdict;
 use output::Cases;
+pub use seeds::json_files;
 
 pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
     let start = Instant::now();

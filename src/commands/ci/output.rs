@@ -11,6 +11,7 @@ use sim::replay_file::write_atomic;
 use super::inputs::Inputs;
 use super::{junit, markdown};
 use crate::cli::{CiArgs, Format};
+use crate::colour;
 use crate::report::REPORT_FORMAT;
 use crate::Verdict;
 
@@ -111,7 +112,7 @@ impl Cases {
 }
 
 fn progress(c: &Case) -> String {
-    let status = if c.ok { "ok  " } else { "FAIL" };
+    let status = colour::verdict(if c.ok { "ok  " } else { "FAIL" }, c.ok);
     let mut text = format!(
         "{status} {:<12} {:<56} {}\n",
         c.kind.name(),

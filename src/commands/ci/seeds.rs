@@ -18,16 +18,21 @@ pub fn load(dir: &Path) -> Result<Vec<(PathBuf, ReplayFile)>> {
     if !dir.is_dir() {
         anyhow::bail!("seed corpus {} is not a directory", dir.display());
     }
-    let mut paths = Vec::new();
-    collect_json(dir, &mut paths)?;
-    paths.sort();
-    paths
+    json_files(dir)?
         .into_iter()
         .map(|p| {
             let file = ReplayFile::load(&p)?;
             Ok((p, file))
         })
         .collect()
+}
+
+/// The `.json` files under `dir`, at any depth, sorted.
+pub fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut paths = Vec::new();
+    collect_json(dir, &mut paths)?;
+    paths.sort();
+    Ok(paths)
 }
 
 fn collect_json(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
