@@ -324,6 +324,10 @@ pub struct ReplayArgs {
     /// Print a Mermaid sequence diagram (for a pull request comment) instead of the text trace.
     #[arg(long)]
     pub mermaid: bool,
+    /// With --mermaid: the compact form, tasks and model events only (no lane per lock,
+    /// channel or atomic), readable at a comment's width.
+    #[arg(long, requires = "mermaid")]
+    pub compact: bool,
 }
 
 #[derive(clap::Args)]

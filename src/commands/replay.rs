@@ -107,7 +107,11 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
     }
     match args.format {
         _ if args.mermaid => {
-            println!("```mermaid\n{}```", render::mermaid(&trace, &caption));
+            let diagram = match args.compact {
+                true => render::mermaid_compact(&trace, &caption),
+                false => render::mermaid(&trace, &caption),
+            };
+            println!("```mermaid\n{diagram}```");
         }
         Format::Json => {
             let report = ReplayReport {

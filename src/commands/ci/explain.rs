@@ -12,7 +12,7 @@ use sim::{run_once, RunConfig};
 use super::output::NewViolation;
 use crate::report::ViolationReport;
 
-/// The Mermaid sequence diagram of the run in replay file `file`.
+/// The compact Mermaid sequence diagram (tasks and events) of the run in replay file `file`.
 fn mermaid(scenario: &str, invariant: &str, message: &str, file: &str) -> Result<String> {
     let replay = ReplayFile::load(Path::new(file))?;
     let model = models::registry::build_mutant(
@@ -38,7 +38,10 @@ fn mermaid(scenario: &str, invariant: &str, message: &str, file: &str) -> Result
         title: &title,
         verdict: Some((invariant, message)),
     };
-    Ok(render::mermaid(&r.trace.unwrap_or_default(), &caption))
+    Ok(render::mermaid_compact(
+        &r.trace.unwrap_or_default(),
+        &caption,
+    ))
 }
 
 /// A violation no scenario expected, with what a reviewer needs to see it.
