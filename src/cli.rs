@@ -72,6 +72,8 @@ pub enum Format {
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum StrategyArg {
+    /// The default plan: a bounded exhaustive search first, then the portfolio.
+    Default,
     Random,
     Pct,
     Portfolio,
@@ -82,6 +84,7 @@ impl From<StrategyArg> for sim::scenario::StrategyName {
     fn from(s: StrategyArg) -> Self {
         use sim::scenario::StrategyName;
         match s {
+            StrategyArg::Default => StrategyName::Default,
             StrategyArg::Random => StrategyName::Random,
             StrategyArg::Pct => StrategyName::Pct,
             StrategyArg::Portfolio => StrategyName::Portfolio,
@@ -237,8 +240,16 @@ fn parse_shard(s: &str) -> Result<Shard, String> {
 #[derive(clap::Args)]
 pub struct ExploreArgs {
     /// Scenario names (or paths to .toml files), or `all`.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "test")]
     pub scenarios: Vec<String>,
+    /// Explore your own `#[braid::test]`s instead: runs `cargo test FILTER` with this command's
+    /// budget, strategy, seed and --out passed through the BRAID_* variables, and reports each
+    /// test's outcome.
+    #[arg(long, value_name = "FILTER", conflicts_with = "scenarios")]
+    pub test: Option<String>,
+    /// With --test: the package whose tests to run (`cargo test -p PACKAGE`).
+    #[arg(long, short = 'p', requires = "test")]
+    pub package: Option<String>,
     #[command(flatten)]
     pub budget: BudgetArgs,
     /// Output: `text` for people, or `json` for machines (one JSON document on stdout,

@@ -73,9 +73,18 @@ pub struct ScenarioReport {
     pub elapsed_ms: f64,
     pub runs_per_sec: f64,
     pub max_steps_seen: usize,
+    /// Which operations were scheduling points: `access` (every operation on a primitive) or
+    /// the coarser `await`.
+    pub grain: String,
+    /// At a coarse grain that held: what the access-grain runs of the grain check found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grain_check: Option<GrainCheckReport>,
     /// DFS explored every schedule (no preemption bound cut any): `holds` means every
     /// schedule at this scenario's sizes, not a sample.
     pub exhaustive: bool,
+    /// Tasks yielded fairly (`yield_now`): the schedules explored are the fair ones.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub yielded_fairly: bool,
     /// DFS explored every schedule with at most this many preemptions (a bounded search, or
     /// the deepest level an iterative deepening finished); absent when `exhaustive`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,8 +148,8 @@ impl ScenarioReport {
         };
         let _ = writeln!(
             out,
-            "{}{mutant}  ({}/{}, {strategy}, seed {})",
-            self.scenario, self.model, self.variant, self.seed
+            "{}{mutant}  ({}/{}, {strategy}, seed {}, {} grain)",
+            self.scenario, self.model, self.variant, self.seed, self.grain
         );
         let _ = writeln!(
             out,
@@ -173,8 +182,11 @@ impl ScenarioReport {
         } else if self.exhaustive {
             let _ = writeln!(
                 out,
-                "  exhaustive: every schedule ({reduction}): {} schedules, {} pruned, {} end states",
-                self.runs, self.pruned, self.end_states
+                "  exhaustive: {} ({reduction}): {} schedules, {} pruned, {} end states",
+                sim::explore::every_schedule(self.yielded_fairly),
+                self.runs,
+                self.pruned,
+                self.end_states
             );
         } else if let Some(k) = self.proved_bound {
             let _ = writeln!(
@@ -220,6 +232,28 @@ impl ScenarioReport {
                 colour::verdict("NOT AS EXPECTED", false)
             }
         );
+        if let Some(g) = &self.grain_check {
+            let found = match (&g.invariant, &g.message) {
+                (Some(inv), Some(msg)) => format!("found {inv}: {msg}"),
+                _ => "found nothing".to_string(),
+            };
+            let declared = match (&g.declared, g.as_declared()) {
+                (Some(d), true) => format!("the scenario declares its grain hides {d}"),
+                (Some(d), false) => {
+                    format!("NOT AS DECLARED: the scenario says its grain hides {d}")
+                }
+                (None, true) => "nothing hidden".to_string(),
+                (None, false) => {
+                    "NOT DECLARED: a coarse-grain \"holds\" does not stand (declare `hides`)"
+                        .to_string()
+                }
+            };
+            let _ = writeln!(
+                out,
+                "  grain check: {} runs at access grain {found}; {declared}",
+                g.runs
+            );
+        }
         if let Some(a) = &self.audit {
             let verdict = match a.misses.is_empty() {
                 true => "nothing missed".to_string(),
@@ -255,5 +289,26 @@ impl ScenarioReport {
         }
         out.push('\n');
         out
+    }
+}
+
+/// The grain check of a coarse-grain scenario that held: portfolio runs at access grain.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GrainCheckReport {
+    pub runs: u64,
+    /// The invariant they broke, and how (none: the coarse grain hid nothing they found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invariant: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// What the scenario declares its grain hides (`hides = "..."`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared: Option<String>,
+}
+
+impl GrainCheckReport {
+    /// Whether what was found is what the scenario declared.
+    pub fn as_declared(&self) -> bool {
+        self.invariant == self.declared
     }
 }

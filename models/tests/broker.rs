@@ -454,3 +454,31 @@ fn a_busy_polling_handler_is_a_livelock_not_a_proof() {
         .expect("explores");
     assert!(s.violations.is_empty() && s.exhaustive && !s.end_states.is_empty());
 }
+
+/// The serve loop as a spin-wait (a fair `yield_now` where it would park, ending once its
+/// workload is on the wire): the right fix is proved over every fair schedule at 2 publishers,
+/// as the parking handler is, and the bind race is still found, by every strategy.
+#[test]
+fn a_spin_waiting_handler_is_proved_fixed_and_its_race_found() {
+    let params = serde_json::json!({ "publishers": 2, "grain": "access", "idle": "spin-wait" });
+    let model = registry::build("broker", "bound-first", &params).expect("valid broker");
+    let s = Explorer::new(model.as_ref())
+        .strategy(StrategyKind::Dfs {
+            preemption_bound: None,
+            reduction: Reduction::VisitedStates,
+        })
+        .run()
+        .expect("explores");
+    assert!(s.violations.is_empty(), "{:?}", s.violations);
+    assert!(s.exhaustive && s.yielded_fairly && !s.end_states.is_empty());
+    assert_eq!(s.coverage(), "every fair schedule");
+
+    let params = serde_json::json!({ "publishers": 1, "grain": "await", "idle": "spin-wait" });
+    let original = registry::build("broker", "original", &params).expect("valid broker");
+    for strategy in STRATEGIES
+        .into_iter()
+        .chain([StrategyKind::dfs(None), StrategyKind::Default])
+    {
+        assert_found(original.as_ref(), strategy, &["delivery-order"]);
+    }
+}

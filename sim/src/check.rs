@@ -1,6 +1,7 @@
 //! A check for a user's own `#[test]`s, in the style of stateright's checker builder:
 //!
 //! ```ignore
+//! Check::new(model).runs(20_000).assert_holds(); // the default plan: DFS, then portfolio
 //! Check::new(model).strategy(StrategyKind::Pct { depth: 3 }).runs(20_000).assert_holds();
 //! Check::new(buggy).runs(20_000).assert_violates("delivery-order");
 //! ```
@@ -52,7 +53,7 @@ impl Check {
     pub fn new(model: Box<dyn Model>) -> Self {
         Check {
             model,
-            strategy: StrategyKind::Pct { depth: 3 },
+            strategy: StrategyKind::Default,
             seed: 1,
             runs: None,
             time: None,
@@ -163,6 +164,18 @@ impl Check {
                 summary.coverage()
             ))
         } else if summary.violations.is_empty() {
+            // A coarse grain's "holds" stands only if access-grain runs find nothing either.
+            let runs = crate::explore::GRAIN_CHECK_RUNS;
+            let hidden = crate::explore::grain_check(
+                check.model.as_ref(),
+                check.seed,
+                runs,
+                check.max_steps,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            if let Some(f) = hidden {
+                return Verdict::Violated(vec![(f.invariant, f.message)]);
+            }
             Verdict::Holds {
                 runs: summary.runs,
                 exhaustive: summary.exhaustive,

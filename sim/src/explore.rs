@@ -32,6 +32,8 @@ pub struct Found {
     pub count: u64,
     /// Wall time from the start of the exploration to the first failing run.
     pub time_to_first: Duration,
+    /// The strategy whose run this is (under the default plan: its DFS or its portfolio).
+    pub by: StrategyKind,
     pub run: RunResult,
 }
 
@@ -68,6 +70,10 @@ pub struct Summary {
     pub pruned_branches: u64,
     /// The reduction audit's findings (with `Explorer::audit`).
     pub audit: Option<crate::audit::AuditReport>,
+    /// Under the default plan, how its two phases went.
+    pub plan: Option<PlanReport>,
+    /// Some run yielded fairly: "every schedule" then means every fair schedule.
+    pub yielded_fairly: bool,
     /// Trace digests of the runs (their count is `distinct_schedules`), kept so that the
     /// summaries of parallel jobs and shards merge exactly.
     pub digests: BTreeSet<u64>,
@@ -81,6 +87,7 @@ impl Summary {
         let mut total = parts.next()?;
         for p in parts {
             total.runs += p.runs;
+            total.yielded_fairly |= p.yielded_fairly;
             total.digests.extend(p.digests);
             total.end_states.extend(p.end_states);
             total.max_steps_seen = total.max_steps_seen.max(p.max_steps_seen);
@@ -127,6 +134,7 @@ impl Summary {
             self.proved_bound = next.proved_bound;
         }
         self.runs += next.runs;
+        self.yielded_fairly |= next.yielded_fairly;
         self.digests.extend(next.digests);
         self.end_states.extend(next.end_states);
         self.distinct_schedules = self.digests.len();
@@ -201,10 +209,14 @@ impl Summary {
     /// What a search that found no violation establishes, in words: "every schedule",
     /// "every schedule within 2 preemptions", or how far a sample went.
     pub fn coverage(&self) -> String {
+        if let Some(plan) = &self.plan {
+            return plan.describe(self.yielded_fairly);
+        }
+        let every = every_schedule(self.yielded_fairly);
         match (self.exhaustive, self.proved_bound) {
             _ if self.proves_nothing() => "nothing: no run reached its end".to_string(),
-            (true, _) => "every schedule".to_string(),
-            (false, Some(k)) => format!("every schedule within {k} preemptions"),
+            (true, _) => every.to_string(),
+            (false, Some(k)) => format!("{every} within {k} preemptions"),
             (false, None) => format!("{} sampled runs", self.runs),
         }
     }
@@ -215,6 +227,81 @@ impl Summary {
             self.runs as f64 / secs
         } else {
             0.0
+        }
+    }
+}
+
+/// "every schedule", or "every fair schedule" when tasks yielded (`sim::yield_now`): DFS then
+/// explores only the schedules where a yielding task lets the others move first.
+pub fn every_schedule(yielded_fairly: bool) -> &'static str {
+    match yielded_fairly {
+        true => "every fair schedule",
+        false => "every schedule",
+    }
+}
+
+/// Runs per grain check (see `grain_check`).
+pub const GRAIN_CHECK_RUNS: u64 = 2_000;
+
+/// The check a coarse grain owes: a model that runs at `Grain::Await` skips the races between
+/// atomic accesses, so after its search holds, `runs` portfolio runs of it at access grain
+/// look for what the coarse grain hides. Returns the first violation they find, its message
+/// naming both grains (`None` for a model already at access grain).
+pub fn grain_check(
+    model: &dyn Model,
+    seed: u64,
+    runs: u64,
+    max_steps: usize,
+) -> Result<Option<Found>, ExploreError> {
+    if model.grain() == crate::model::Grain::Access {
+        return Ok(None);
+    }
+    let fine = crate::model::AtGrain {
+        model,
+        grain: crate::model::Grain::Access,
+    };
+    let summary = Explorer::new(&fine)
+        .strategy(StrategyKind::Portfolio)
+        .seed(seed)
+        .runs(runs)
+        .max_steps(max_steps)
+        .stop_on_first(true)
+        .run()?;
+    Ok(summary.violations.into_iter().next().map(|f| Found {
+        message: format!(
+            "{} (found at access grain by the grain check: the model runs at {} grain, which hides it)",
+            f.message,
+            model.grain().name()
+        ),
+        ..f
+    }))
+}
+
+/// How the default plan's two phases went: the bounded exhaustive search, then the portfolio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanReport {
+    /// Runs of the DFS phase, and what it proved (every schedule, or every one within a bound).
+    pub dfs_runs: u64,
+    pub exhaustive: bool,
+    pub proved_bound: Option<usize>,
+    /// Runs of the portfolio phase (0 when the DFS finished, or found a violation first).
+    pub portfolio_runs: u64,
+}
+
+impl PlanReport {
+    /// "every schedule (DFS, 212 runs)", or "every schedule within 2 preemptions, then 9000
+    /// portfolio runs".
+    pub fn describe(&self, yielded_fairly: bool) -> String {
+        let every = every_schedule(yielded_fairly);
+        let proof = match (self.exhaustive, self.proved_bound) {
+            (true, _) => every.to_string(),
+            (false, Some(k)) => format!("{every} within {k} preemptions"),
+            (false, None) => format!("{} DFS runs, no preemption bound finished", self.dfs_runs),
+        };
+        match self.portfolio_runs {
+            0 if self.exhaustive => format!("{proof} ({} DFS runs)", self.dfs_runs),
+            0 => proof,
+            n => format!("{proof}, then {n} portfolio runs"),
         }
     }
 }
@@ -267,6 +354,8 @@ type ProgressFn<'m> = Box<dyn FnMut(&Progress) + 'm>;
 const DETERMINISM_SAMPLE: u64 = 32;
 /// Branching decision nodes above the subtrees a split DFS hands out to jobs and shards.
 const SPLIT_DEPTH: usize = 3;
+/// The default plan's DFS phase gets one part in this many of the budget.
+const PLAN_DFS_SHARE: u64 = 5;
 /// Calibration runs that estimate a run's length for PCT.
 const CALIBRATION_RUNS: u64 = 16;
 
@@ -512,6 +601,87 @@ impl<'m> Explorer<'m> {
             .is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
+    /// The default plan (`StrategyKind::Default`): DFS with iterative context bounding within
+    /// `PLAN_DFS_SHARE` of the budget (runs and time), which either proves every schedule, or
+    /// every schedule within the bound it finished; then the portfolio (random and PCT at
+    /// several depths) with the rest. With no budget given, the budget is 10,000 runs.
+    fn run_plan(mut self) -> Result<Summary, ExploreError> {
+        let start = Instant::now();
+        let runs = match (self.runs, self.time) {
+            (None, None) => Some(10_000),
+            (runs, _) => runs,
+        };
+        let progress = std::cell::RefCell::new(self.progress.take());
+        let phase = |strategy: StrategyKind, done: u64| {
+            let progress = &progress;
+            let mut phase = Explorer::new(self.model)
+                .strategy(strategy)
+                .seed(self.seed)
+                .first_run(self.first_run)
+                .stride(self.stride)
+                .max_steps(self.max_steps)
+                .check_determinism(self.check_determinism)
+                .stop_on_first(self.stop_on_first)
+                .jobs(self.jobs)
+                .on_progress(move |p: &Progress| {
+                    if let Some(f) = progress.borrow_mut().as_mut() {
+                        f(&Progress {
+                            runs: done + p.runs,
+                            budget_runs: runs,
+                            ..*p
+                        });
+                    }
+                });
+            phase.cancel = self.cancel.clone();
+            phase
+        };
+        let dfs = StrategyKind::Dfs {
+            preemption_bound: None,
+            reduction: Reduction::for_search(None, self.model.state_visible()),
+        };
+        let mut first = phase(dfs, 0).deepening(true).sampling(self.audit);
+        if let Some(r) = runs {
+            first = first.runs((r / PLAN_DFS_SHARE).max(1));
+        }
+        if let Some(t) = self.time {
+            first = first.time(t / PLAN_DFS_SHARE as u32);
+        }
+        let proof = first.run()?;
+        let mut plan = PlanReport {
+            dfs_runs: proof.runs,
+            exhaustive: proof.exhaustive,
+            proved_bound: proof.proved_bound,
+            portfolio_runs: 0,
+        };
+        let found = !proof.violations.is_empty();
+        let mut summary = if proof.exhaustive || (found && self.stop_on_first) || self.cancelled() {
+            proof
+        } else {
+            let mut second = phase(StrategyKind::Portfolio, proof.runs);
+            if let Some(r) = runs {
+                second = second.runs(r.saturating_sub(proof.runs).max(1));
+            }
+            if let Some(t) = self.time {
+                second = second.time(
+                    t.saturating_sub(start.elapsed())
+                        .max(Duration::from_millis(1)),
+                );
+            }
+            let sample = second.run()?;
+            plan.portfolio_runs = sample.runs;
+            let (exhaustive, bound) = (proof.exhaustive, proof.proved_bound);
+            let mut total = proof.then_level(sample);
+            // What the plan proved is its DFS phase's; the portfolio adds runs, not a proof.
+            (total.exhaustive, total.proved_bound) = (exhaustive, bound);
+            total.pct_steps = None;
+            total
+        };
+        summary.strategy = StrategyKind::Default;
+        summary.plan = Some(plan);
+        summary.elapsed = start.elapsed();
+        Ok(summary)
+    }
+
     pub fn on_progress(mut self, f: impl FnMut(&Progress) + 'm) -> Self {
         self.progress = Some(Box::new(f));
         self
@@ -535,10 +705,11 @@ impl<'m> Explorer<'m> {
         let cancel = self.cancel.clone();
         let mut summary = self.search()?;
         let cancelled = cancel.is_some_and(|c| c.load(Ordering::Relaxed));
-        let reduced = matches!(
-            summary.strategy,
-            StrategyKind::Dfs { reduction, .. } if reduction != Reduction::None
-        );
+        let reduced = summary.plan.is_some()
+            || matches!(
+                summary.strategy,
+                StrategyKind::Dfs { reduction, .. } if reduction != Reduction::None
+            );
         if audit > 0 && reduced && !stop_on_first && !cancelled {
             summary.audit = Some(crate::audit::audit(model, &summary, max_steps));
         }
@@ -568,6 +739,9 @@ impl<'m> Explorer<'m> {
                     reduction: Reduction::VisitedStates,
                 };
             }
+        }
+        if self.strategy == StrategyKind::Default {
+            return self.run_plan();
         }
         if self.deepens() {
             return self.run_deepening();
@@ -618,6 +792,8 @@ impl<'m> Explorer<'m> {
             pruned_sample: Vec::new(),
             pruned_branches: 0,
             audit: None,
+            plan: None,
+            yielded_fairly: false,
         };
         let mut run = self.first_run;
         loop {
@@ -651,6 +827,7 @@ impl<'m> Explorer<'m> {
                 continue;
             }
             summary.runs += 1;
+            summary.yielded_fairly |= result.yielded_fairly;
             summary.end_states.insert(result.end_state);
             summary.max_steps_seen = summary.max_steps_seen.max(result.steps);
             summary.max_tasks_seen = summary.max_tasks_seen.max(result.tasks);
@@ -670,6 +847,7 @@ impl<'m> Explorer<'m> {
                             first_run: run,
                             count: 1,
                             time_to_first: start.elapsed(),
+                            by: self.strategy,
                             run: result.clone(),
                         });
                     }

@@ -19,13 +19,14 @@ pub mod schedule;
 pub mod shrink;
 pub mod strategy;
 pub mod sync;
+pub mod task;
 pub mod trace;
 
 use serde::{Deserialize, Serialize};
 
 pub use history::History;
 pub use model::{Grain, Model, Monitor};
-pub use ops::{checkpoint, choose, yield_point};
+pub use ops::{checkpoint, choose, watch, yield_now, yield_point};
 pub use rt::task::spawn;
 pub use rt::TaskId;
 pub use run::{run_once, RunConfig, RunOutcome, RunResult, SIMULATED};

@@ -10,10 +10,12 @@ use crate::Violation;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Grain {
-    /// The real code's awaits and lock acquisitions (the level at which races are described).
-    #[default]
+    /// The real code's awaits and lock acquisitions only: a coarser grain, chosen explicitly,
+    /// that skips the races between atomic accesses (checked: see `explore::grain_check`).
     Await,
-    /// Every atomic load, store and read-modify-write too.
+    /// Every operation on a braid primitive, every atomic load, store and read-modify-write
+    /// included: the default, which cannot skip a race.
+    #[default]
     Access,
 }
 
@@ -31,9 +33,10 @@ impl Grain {
 pub trait Model: Send + Sync {
     fn start(&self) -> Rc<dyn Monitor>;
 
-    /// Which operations are scheduling points for this model's parameters.
+    /// Which operations are scheduling points for this model's parameters: every operation on
+    /// a braid primitive unless the model chooses the coarser `Grain::Await`.
     fn grain(&self) -> Grain {
-        Grain::Await
+        Grain::Access
     }
 
     /// Whether every piece of state two tasks share goes through engine objects (locks,
@@ -56,4 +59,29 @@ pub trait Model: Send + Sync {
 /// Judges the end state of a run (invariants also judge events as they happen, in `History`).
 pub trait Monitor {
     fn at_quiescence(&self) -> Option<Violation>;
+}
+
+/// A model run at another grain: the grain check runs a coarse-grain model's schedules at
+/// access grain.
+pub struct AtGrain<'m> {
+    pub model: &'m dyn Model,
+    pub grain: Grain,
+}
+
+impl Model for AtGrain<'_> {
+    fn start(&self) -> Rc<dyn Monitor> {
+        self.model.start()
+    }
+
+    fn grain(&self) -> Grain {
+        self.grain
+    }
+
+    fn reduction_safe(&self) -> bool {
+        self.model.reduction_safe()
+    }
+
+    fn state_visible(&self) -> bool {
+        self.model.state_visible()
+    }
 }

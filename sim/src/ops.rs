@@ -12,6 +12,15 @@ pub async fn yield_point(label: &'static str) {
     point(Op::Yield(label)).await;
 }
 
+/// A fair yield, as `tokio::task::yield_now` in a spin or retry loop means it: let the others
+/// run. Every strategy, DFS included, then picks this task again only once each task that was
+/// enabled when it yielded has taken a step (or stopped being enabled), and moving off it is
+/// not a preemption; a schedule that goes on like that without progress is a `livelock`.
+/// (`yield_point`, by contrast, is an I/O await at which anything may happen next.)
+pub async fn yield_now() {
+    point(Op::YieldNow).await;
+}
+
 /// Data nondeterminism: a value in `0..n` chosen by the strategy (does this check fail?).
 pub async fn choose(n: usize) -> usize {
     assert!(n > 0, "choose needs at least one alternative");
@@ -28,4 +37,10 @@ pub fn checkpoint<T: Hash + ?Sized>(label: &'static str, locals: &T) {
     if tracks_values() {
         with_exec(|ex| ex.checkpoint(mix(of(label), of(locals))));
     }
+}
+
+/// Has the engine judge `monitor` too when the run reaches quiescence, after the model's own
+/// (properties a test declares during a run, such as `braid::eventually`).
+pub fn watch(monitor: std::rc::Rc<dyn crate::Monitor>) {
+    with_exec(|ex| ex.watched.push(monitor));
 }

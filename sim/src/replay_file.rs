@@ -67,6 +67,10 @@ pub struct ReplayFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mutant: Option<String>,
     pub params: serde_json::Value,
+    /// The grain the schedule ran at, when it is not the model's own (a grain check's finding
+    /// on a coarse-grain model: replayed at access grain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grain: Option<crate::Grain>,
     pub max_steps: usize,
     pub found: FoundBy,
     #[serde(deserialize_with = "recorded_violation")]

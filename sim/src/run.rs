@@ -76,6 +76,8 @@ pub struct RunResult {
     /// The operations tasks were parked on when the run ended, by task, with their object
     /// (when `RunConfig::record_accesses`): they never ran, but they race all the same.
     pub pending: Vec<(usize, crate::rt::ObjId)>,
+    /// A task yielded fairly (`sim::yield_now`): only fair schedules were open to this run.
+    pub yielded_fairly: bool,
     pub trace: Option<Trace>,
 }
 
@@ -161,6 +163,7 @@ pub fn run_once(
                 .collect(),
             false => Vec::new(),
         },
+        yielded_fairly: exec.yielded_fairly,
         trace: exec.trace.take(),
     };
     let mut strategy = exec.into_strategy();
@@ -199,7 +202,12 @@ fn simulate(model: &dyn Model, run: u64) {
         RunEnd.await;
         let quiescent = with_exec(|ex| matches!(ex.end, Some(End::Quiescent)));
         if quiescent {
-            if let Some(v) = monitor.at_quiescence() {
+            let watched = with_exec(|ex| std::mem::take(&mut ex.watched));
+            let verdict = std::iter::once(&monitor)
+                .chain(&watched)
+                .find_map(|m| m.at_quiescence());
+            drop(watched);
+            if let Some(v) = verdict {
                 with_exec(|ex| {
                     if let Some(trace) = &mut ex.trace {
                         if let Some(TraceLine::End { text, .. }) = trace.lines.last_mut() {

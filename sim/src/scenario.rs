@@ -104,7 +104,7 @@ pub struct ExploreDefaults {
 impl Default for ExploreDefaults {
     fn default() -> Self {
         ExploreDefaults {
-            strategy: "portfolio".into(),
+            strategy: "default".into(),
             depth: 3,
             seed: 1,
             runs: 20_000,
@@ -123,6 +123,8 @@ pub const MAX_DEPTH: usize = 1_000;
 /// A strategy by name, as a scenario file or the command line names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StrategyName {
+    /// The plan: iterative-bounding DFS in part of the budget, then the portfolio.
+    Default,
     Random,
     Pct,
     Portfolio,
@@ -134,12 +136,13 @@ impl std::str::FromStr for StrategyName {
 
     fn from_str(name: &str) -> Result<Self, String> {
         match name {
+            "default" => Ok(StrategyName::Default),
             "random" => Ok(StrategyName::Random),
             "pct" => Ok(StrategyName::Pct),
             "portfolio" => Ok(StrategyName::Portfolio),
             "dfs" => Ok(StrategyName::Dfs),
             other => Err(format!(
-                "unknown strategy '{other}' (known: random, pct, portfolio, dfs)"
+                "unknown strategy '{other}' (known: default, random, pct, portfolio, dfs)"
             )),
         }
     }
@@ -160,6 +163,7 @@ pub fn strategy(
         ));
     }
     match name {
+        StrategyName::Default => Ok(StrategyKind::Default),
         StrategyName::Random => Ok(StrategyKind::Random),
         StrategyName::Pct if depth >= 1 => Ok(StrategyKind::Pct { depth }),
         StrategyName::Pct => Err("PCT depth must be at least 1".into()),
@@ -196,6 +200,10 @@ struct ScenarioFile {
     #[serde(default)]
     description: String,
     expected: Expected,
+    /// At a coarse grain: the invariant that the grain check's access-grain runs break (what
+    /// the coarse grain hides), which the scenario thereby declares it knows.
+    #[serde(default)]
+    hides: Option<String>,
     #[serde(default)]
     params: toml::Table,
     #[serde(default)]
@@ -212,6 +220,8 @@ pub struct Scenario {
     pub variant: String,
     pub description: String,
     pub expected: Expected,
+    /// What the scenario's coarse grain hides (see `ScenarioFile::hides`).
+    pub hides: Option<String>,
     /// The model's parameters, as a JSON object (the form replay files keep).
     pub params: serde_json::Value,
     pub explore: ExploreDefaults,
@@ -267,6 +277,7 @@ impl Scenario {
             variant: file.variant,
             description: file.description,
             expected: file.expected,
+            hides: file.hides,
             params,
             explore: file.explore,
         })

@@ -273,7 +273,9 @@ fn one_minimal(
     try_run: &dyn Fn(Switches) -> Option<RunResult>,
     attempts: &Cell<usize>,
 ) -> RunResult {
-    while attempts.get() < MAX_ATTEMPTS {
+    // Nothing to drop below 0 preemptions (and a long livelock has thousands of switches the
+    // escape pass below would try one by one).
+    while attempts.get() < MAX_ATTEMPTS && best.preemptions > 0 {
         // Coarse pass: drop half of the remaining preemptions at a time, then quarters, ...
         let mut chunk = best.preempted_steps.len() / 2;
         while chunk >= 1 && attempts.get() < MAX_ATTEMPTS {

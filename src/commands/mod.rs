@@ -1,3 +1,4 @@
+pub mod cargo_test;
 pub mod ci;
 pub mod completions;
 pub mod explore;

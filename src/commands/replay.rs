@@ -37,6 +37,9 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
         check_target(out).with_context(|| format!("writing {}", out.display()))?;
     }
     let file = ReplayFile::load(&args.file)?;
+    if file.model == super::cargo_test::TEST_MODEL {
+        return super::cargo_test::replay(&file, &args.file);
+    }
     let model = models::registry::build_mutant(
         &file.model,
         &file.variant,

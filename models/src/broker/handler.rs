@@ -26,6 +26,10 @@ pub struct ClientHandler {
     pub next_packet_id: Cell<u16>,
     /// How the serve loop waits for work.
     pub idle: Idle,
+    /// Messages put on the wire, and how many the workload has (a spin-waiting loop stops
+    /// once it has delivered them all, as a connection closes when its work is done).
+    pub delivered: Cell<usize>,
+    pub expected: usize,
 }
 
 /// The two arms of the serve loop's select.
@@ -88,6 +92,7 @@ impl ClientHandler {
                     self.bound.get(),
                     &*self.inflight.borrow(),
                     self.next_packet_id.get(),
+                    self.spin_progress(),
                 ),
             );
             self.take_acks().await;
@@ -101,6 +106,7 @@ impl ClientHandler {
                     self.bound.get(),
                     &*self.inflight.borrow(),
                     self.next_packet_id.get(),
+                    self.spin_progress(),
                     lane_ready,
                     backlog_ready,
                 ),
@@ -127,8 +133,19 @@ impl ClientHandler {
                 match self.idle {
                     Idle::Park => self.wait_for_work().await,
                     Idle::BusyPoll => sim::yield_point("poll").await,
+                    Idle::SpinWait if self.delivered.get() >= self.expected => return,
+                    Idle::SpinWait => sim::yield_now().await,
                 }
             }
+        }
+    }
+
+    /// What the serve loop's future depends on beyond the other locals: the count of
+    /// deliveries, when spin-waiting (it decides when the loop ends); nothing when parking.
+    fn spin_progress(&self) -> usize {
+        match self.idle {
+            Idle::SpinWait => self.delivered.get(),
+            Idle::Park | Idle::BusyPoll => 0,
         }
     }
 
@@ -201,6 +218,7 @@ impl ClientHandler {
         });
         self.inflight.borrow_mut().insert(packet_id, msg.id);
         self.wire.send(msg).await;
+        self.delivered.set(self.delivered.get() + 1);
         self.shared.history.emit(BrokerEvent::Delivered {
             id: msg.id,
             packet_id,

@@ -67,6 +67,9 @@ pub enum Idle {
     /// Polls again after a plain await (`sim::yield_point("poll")`): it never parks, so once
     /// everything is delivered it spins forever.
     BusyPoll,
+    /// A spin-wait: polls again after a fair `sim::yield_now()` (letting the routers and the
+    /// client run), and ends once it has put the whole workload on the wire.
+    SpinWait,
 }
 
 impl Idle {
@@ -214,6 +217,8 @@ impl Model for Broker {
             inflight: RefCell::new(BTreeMap::new()),
             next_packet_id: Cell::new(p.inflight as u16 + 1),
             idle: p.idle,
+            delivered: Cell::new(0),
+            expected: p.inflight + p.publishers * p.messages,
         };
         sim::spawn(format!("handler:{CLIENT}"), handler.run());
         for publisher in 1..=p.publishers {

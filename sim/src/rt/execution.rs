@@ -69,6 +69,18 @@ pub(crate) struct Execution {
     task_names: Option<std::collections::HashSet<String>>,
     namesakes: std::collections::HashMap<String, usize>,
     pub end: Option<End>,
+    /// The task whose end ends the run, as a `#[test]` body's does (`sim::task::spawn_main`):
+    /// once it has finished, tasks still blocked are left behind, not deadlocked.
+    main: Option<TaskId>,
+    /// Monitors registered during the run (`sim::watch`), judged at quiescence after the model's.
+    pub watched: Vec<std::rc::Rc<dyn crate::model::Monitor>>,
+    /// Tasks parked in a fair yield (see `fair`), and the object their waits conflict on.
+    pub fair_yields: usize,
+    /// Whether any task yielded fairly in this run (its schedules are then the fair ones).
+    pub yielded_fairly: bool,
+    fairness: Option<ObjId>,
+    /// Per kind of object, the last number given to an unnamed one (`mutex#3`).
+    auto_names: std::collections::BTreeMap<&'static str, usize>,
     strategy: Box<dyn Strategy>,
     max_steps: usize,
     digest: Digest,
@@ -101,6 +113,12 @@ impl Execution {
             task_names: None,
             namesakes: std::collections::HashMap::new(),
             end: None,
+            main: None,
+            watched: Vec::new(),
+            fair_yields: 0,
+            yielded_fairly: false,
+            fairness: None,
+            auto_names: std::collections::BTreeMap::new(),
             strategy,
             max_steps,
             digest: Digest::default(),
@@ -149,6 +167,9 @@ impl Execution {
             granted: false,
             waker: None,
             choice: 0,
+            done: None,
+            last_granted: None,
+            fair_wait: None,
         });
         let id = self.tasks.len() - 1;
         // The step the parent is taking (steps counts the steps granted so far).
@@ -158,6 +179,26 @@ impl Execution {
             values.spawn(id, self.current.map(|t| t.0));
         }
         TaskId(id)
+    }
+
+    /// Makes `task` the one whose end ends the run.
+    pub(crate) fn set_main(&mut self, task: TaskId) {
+        self.main = Some(task);
+    }
+
+    /// Gives `task` an object that its end writes, for others to join on.
+    pub(crate) fn make_joinable(&mut self, task: TaskId) -> ObjId {
+        let name = self.tasks[task.0].name.to_string();
+        let done = self.add_object(name.into(), ObjState::Task { finished: false });
+        self.tasks[task.0].done = Some(done);
+        done
+    }
+
+    /// A name for an unnamed object of this kind: `mutex#1`, `mutex#2`, ...
+    pub(crate) fn auto_name(&mut self, kind: &'static str) -> String {
+        let n = self.auto_names.entry(kind).or_insert(0);
+        *n += 1;
+        format!("{kind}#{n}")
     }
 
     /// Whether a task already has this name.
@@ -344,6 +385,10 @@ impl Execution {
             .current
             .expect("scheduling point reached outside a model task (spawn one with sim::spawn)");
         self.tasks[me.0].pending = Some(op);
+        if op == Op::YieldNow {
+            self.fair_yields += 1;
+            self.yielded_fairly = true;
+        }
         self.decide();
         me
     }
@@ -351,6 +396,11 @@ impl Execution {
     pub(crate) fn task_finished(&mut self, id: TaskId) {
         self.tasks[id.0].finished = true;
         self.tasks[id.0].pending = None;
+        if let Some(done) = self.tasks[id.0].done {
+            // The end is the task's last step's write: a join depends on it.
+            *self.state_mut(done) = ObjState::Task { finished: true };
+            self.set_value(done, 1);
+        }
         self.decide();
     }
 
@@ -392,11 +442,24 @@ impl Execution {
         if self.steps >= self.max_steps {
             self.enabled = enabled;
             let bound = self.max_steps;
-            self.violate(
-                "step-bound",
-                format!("run exceeded {bound} steps (a livelock suspect)"),
-            );
+            let yielding = self.tasks.iter().any(|t| t.fair_wait.is_some());
+            match yielding {
+                // Fair schedules only reach here by going round without progress.
+                true => self.violate(
+                    "livelock",
+                    format!(
+                        "run exceeded {bound} steps with tasks yielding to each other: a fair schedule that makes no progress"
+                    ),
+                ),
+                false => self.violate(
+                    "step-bound",
+                    format!("run exceeded {bound} steps (a livelock suspect)"),
+                ),
+            }
             return;
+        }
+        if self.fair_yields > 0 {
+            self.fair(&mut enabled);
         }
         let tasks = &self.tasks;
         let names = |t: TaskId| &*tasks[t.0].name;
@@ -429,7 +492,10 @@ impl Execution {
                 return;
             }
         };
-        let preempted = prev.is_some_and(|p| p != pick && enabled.contains(&p));
+        // Moving off a task that yielded is what it asked for, not a preemption.
+        let preempted = prev.is_some_and(|p| {
+            p != pick && enabled.contains(&p) && self.tasks[p.0].pending != Some(Op::YieldNow)
+        });
         self.enabled = enabled;
         let op = self.tasks[pick.0]
             .pending
@@ -442,6 +508,10 @@ impl Execution {
         if let Some(steps) = &mut self.accesses {
             steps.begin_step();
         }
+        if self.fair_yields > 0 {
+            self.fair_grant(pick, op);
+        }
+        self.tasks[pick.0].last_granted = Some(self.steps);
         if let Some(values) = &mut self.values {
             // The task moves past one more scheduling point (what it learns there, the
             // primitive reports).
@@ -493,6 +563,70 @@ impl Execution {
         }
     }
 
+    /// Keeps in `enabled` only the tasks a fair scheduler may pick (loom's `Yield` state,
+    /// CHESS's fairness): a task in a fair yield waits until every task that was enabled when
+    /// it yielded has taken a step since, or is no longer enabled. Some task always remains (the
+    /// one that yielded first waits only on tasks that have moved since), but if none did, all
+    /// stay: fairness must never stop a run.
+    fn fair(&mut self, enabled: &mut Vec<TaskId>) {
+        let steps = self.steps;
+        for &t in enabled.iter() {
+            let task = &self.tasks[t.0];
+            if task.pending == Some(Op::YieldNow) && task.fair_wait.is_none() {
+                let others = enabled
+                    .iter()
+                    .filter(|&&o| o != t)
+                    .map(|o| o.0 as u32)
+                    .collect();
+                self.tasks[t.0].fair_wait = Some(super::task::FairWait {
+                    since: steps,
+                    others,
+                });
+            }
+        }
+        let waits = |t: TaskId| {
+            self.tasks[t.0].fair_wait.as_ref().is_some_and(|w| {
+                w.unmoved(&self.tasks)
+                    .any(|o| enabled.contains(&TaskId(o as usize)))
+            })
+        };
+        let eligible: Vec<TaskId> = enabled.iter().copied().filter(|&t| !waits(t)).collect();
+        if !eligible.is_empty() {
+            *enabled = eligible;
+        }
+    }
+
+    /// Bookkeeping of fair yields as `pick` takes its step: its own wait ends, and for
+    /// partial-order reduction the step is dependent on every step that moves a task some
+    /// yielding task waits for (its eligibility depends on them).
+    fn fair_grant(&mut self, pick: TaskId, op: Op) {
+        let moves_a_waited = self.tasks.iter().any(|t| {
+            t.fair_wait
+                .as_ref()
+                .is_some_and(|w| w.unmoved(&self.tasks).any(|o| o as usize == pick.0))
+        });
+        if op == Op::YieldNow || moves_a_waited {
+            let fairness = self.fairness_object();
+            self.access(fairness, AccessKind::Write);
+        }
+        if op == Op::YieldNow {
+            self.tasks[pick.0].fair_wait = None;
+            self.fair_yields -= 1;
+        }
+    }
+
+    /// The pseudo-object fair yields and the steps they wait for conflict on.
+    fn fairness_object(&mut self) -> ObjId {
+        match self.fairness {
+            Some(o) => o,
+            None => {
+                let o = self.add_object("fairness".into(), ObjState::Atomic);
+                self.fairness = Some(o);
+                o
+            }
+        }
+    }
+
     /// Ends the run where the strategy stopped it.
     fn stop(&mut self, stop: Stop) {
         match stop {
@@ -510,7 +644,8 @@ impl Execution {
                 .expect("an unfinished task that is not running is parked")
         };
         let unfinished = || self.tasks.iter().filter(|t| !t.finished);
-        if unfinished().all(|t| parked(t).is_idle_wait()) {
+        let main_done = self.main.is_some_and(|m| self.tasks[m.0].finished);
+        if main_done || unfinished().all(|t| parked(t).is_idle_wait()) {
             self.finish(End::Quiescent);
             return;
         }

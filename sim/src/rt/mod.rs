@@ -102,3 +102,13 @@ pub(crate) fn report_value<T: std::hash::Hash + ?Sized>(obj: ObjId, value: &T) {
         try_with_exec(|ex| ex.set_value(obj, digest::of(value)));
     }
 }
+
+/// Reports that `obj` changed to a value a search by state cannot compare: a digest no other
+/// value in this process ever gets, so no two states that differ in it are taken as one.
+pub(crate) fn report_opaque<T: ?Sized>(obj: ObjId, _value: &T) {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    if tracks_values() {
+        let unique = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        try_with_exec(|ex| ex.set_value(obj, digest::mix(u64::MAX, unique)));
+    }
+}

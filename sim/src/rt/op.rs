@@ -20,11 +20,22 @@ pub(crate) enum Op {
     WriteLock(ObjId),
     Send(ObjId),
     TrySend(ObjId),
-    Recv { ch: ObjId, idle: bool },
+    Recv {
+        ch: ObjId,
+        idle: bool,
+    },
     TryRecv(ObjId),
     Notify(ObjId),
-    Notified { n: ObjId, idle: bool },
+    Notified {
+        n: ObjId,
+        idle: bool,
+    },
     Atomic(ObjId, AtomicOp),
+    /// Await another task's end (its `JoinHandle`): enabled once that task has finished.
+    Join(ObjId),
+    /// A fair yield (`task::yield_now`): "let the others run". The task is not picked again
+    /// until every task enabled when it yielded has taken a step or stopped being enabled.
+    YieldNow,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -40,7 +51,7 @@ impl Op {
     /// The object the operation touches, if any (the base of the dependency relation).
     pub(crate) fn object(self) -> Option<ObjId> {
         match self {
-            Op::Start | Op::Yield(_) | Op::Choose(_) => None,
+            Op::Start | Op::Yield(_) | Op::YieldNow | Op::Choose(_) => None,
             Op::Lock(o)
             | Op::ReadLock(o)
             | Op::WriteLock(o)
@@ -48,7 +59,8 @@ impl Op {
             | Op::TrySend(o)
             | Op::TryRecv(o)
             | Op::Notify(o)
-            | Op::Atomic(o, _) => Some(o),
+            | Op::Atomic(o, _)
+            | Op::Join(o) => Some(o),
             Op::Recv { ch, .. } => Some(ch),
             Op::Notified { n, .. } => Some(n),
         }
@@ -77,6 +89,8 @@ impl Op {
             Op::Notify(_) => 11,
             Op::Notified { .. } => 12,
             Op::Atomic(_, a) => 13 + a as u64,
+            Op::Join(_) => 18,
+            Op::YieldNow => 19,
         }
     }
 }
@@ -99,6 +113,10 @@ pub(crate) enum ObjState {
         permit: bool,
     },
     Atomic,
+    /// A joinable task's end: whether it has finished.
+    Task {
+        finished: bool,
+    },
 }
 
 impl ObjState {
@@ -111,6 +129,7 @@ impl ObjState {
             ObjState::Channel { len, cap } => mix(mix(3, len as u64), cap as u64),
             ObjState::Notify { permit } => mix(4, u64::from(permit)),
             ObjState::Atomic => 5,
+            ObjState::Task { finished } => mix(6, u64::from(finished)),
         }
     }
 }
@@ -132,6 +151,7 @@ impl Object {
             (Op::Send(_), ObjState::Channel { len, cap }) => len < cap,
             (Op::Recv { .. }, ObjState::Channel { len, .. }) => *len > 0,
             (Op::Notified { .. }, ObjState::Notify { permit }) => *permit,
+            (Op::Join(_), ObjState::Task { finished }) => *finished,
             _ => true,
         }
     }
@@ -178,6 +198,8 @@ impl fmt::Display for Describe<'_> {
                 };
                 write!(f, "{verb} {}", name(o))
             }
+            Op::Join(o) => write!(f, "join {}", name(o)),
+            Op::YieldNow => write!(f, "yield_now"),
         }
     }
 }

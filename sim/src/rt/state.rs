@@ -94,7 +94,12 @@ impl ValueState {
                 false => self.tasks.get(i).copied().unwrap_or(0),
             };
             let events = task_events.get(i + 1).copied().unwrap_or(0);
-            let task = mix(mix(i as u64 | 1 << 62, local), events);
+            // Whom a task in a fair yield still waits for decides who may run next.
+            let waits = t
+                .fair_wait
+                .as_ref()
+                .map_or(0, |w| w.unmoved(tasks).fold(7, |h, o| mix(h, u64::from(o))));
+            let task = mix(mix(mix(i as u64 | 1 << 62, local), events), waits);
             sum = sum.wrapping_add(task);
         }
         mix(sum, task_events.first().copied().unwrap_or(0))

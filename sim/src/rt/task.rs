@@ -30,6 +30,32 @@ pub(crate) struct Task {
     pub waker: Option<Waker>,
     /// The value drawn for the task's last `choose`.
     pub choice: usize,
+    /// The object its end writes, when someone may join it.
+    pub done: Option<super::ObjId>,
+    /// The step at which the strategy last granted it the baton.
+    pub last_granted: Option<usize>,
+    /// While it waits in a fair yield: the step from which the others' steps count, and the
+    /// tasks that were enabled then (see `Execution::fair`).
+    pub fair_wait: Option<FairWait>,
+}
+
+/// What a task in a fair yield waits for: each task in `others` to take a step at or after
+/// step `since`, or to stop being enabled.
+#[derive(Clone, Debug)]
+pub(crate) struct FairWait {
+    pub since: usize,
+    pub others: Vec<u32>,
+}
+
+impl FairWait {
+    /// The tasks it still waits for to move (before any is checked for being enabled).
+    pub(crate) fn unmoved<'t>(&'t self, tasks: &'t [Task]) -> impl Iterator<Item = u32> + 't {
+        self.others.iter().copied().filter(move |&w| {
+            tasks[w as usize]
+                .last_granted
+                .is_none_or(|g| g < self.since)
+        })
+    }
 }
 
 /// Spawns a model task named `name`. It first runs when the strategy grants it the baton.

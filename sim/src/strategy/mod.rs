@@ -176,6 +176,11 @@ impl std::str::FromStr for Reduction {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "strategy")]
 pub enum StrategyKind {
+    /// The default plan, the same everywhere (`Check`, `#[braid::test]`, `braid explore`): a
+    /// bounded exhaustive search first (DFS with iterative context bounding) within a fifth of
+    /// the budget, then the portfolio for the rest. Proves what the budget allows, then
+    /// samples deep schedules; never one PCT depth alone (see `Explorer::run_plan`).
+    Default,
     /// Uniform over enabled tasks at every step.
     Random,
     /// Probabilistic concurrency testing with `depth` - 1 priority change points.
@@ -192,6 +197,7 @@ pub enum StrategyKind {
 impl StrategyKind {
     pub fn name(&self) -> &'static str {
         match self {
+            StrategyKind::Default => "default",
             StrategyKind::Random => "random",
             StrategyKind::Pct { .. } => "pct",
             StrategyKind::Dfs { .. } => "dfs",
@@ -202,6 +208,16 @@ impl StrategyKind {
     /// Whether runs are seeded samples (random, PCT) or an exhaustive enumeration (DFS).
     pub fn is_exhaustive(&self) -> bool {
         matches!(self, StrategyKind::Dfs { .. })
+    }
+
+    /// An unbounded or bounded DFS with the default reduction for a model that is not
+    /// state-visible (a `#[braid::test]`'s): plain DFS when the model does not declare
+    /// `reduction_safe`.
+    pub fn dfs(preemption_bound: Option<usize>) -> StrategyKind {
+        StrategyKind::Dfs {
+            preemption_bound,
+            reduction: Reduction::for_search(preemption_bound, false),
+        }
     }
 
     pub fn depth(&self) -> Option<usize> {
@@ -217,7 +233,10 @@ impl StrategyKind {
         match *self {
             StrategyKind::Random => Box::new(Random::new(seed)),
             StrategyKind::Pct { depth } => Box::new(Pct::new(seed, depth, steps)),
-            StrategyKind::Portfolio => Box::new(Portfolio::new(seed, steps)),
+            // The plan's sampling phase (its exhaustive phase is a `Dfs`, run by `Explorer`).
+            StrategyKind::Portfolio | StrategyKind::Default => {
+                Box::new(Portfolio::new(seed, steps))
+            }
             StrategyKind::Dfs {
                 preemption_bound,
                 reduction,

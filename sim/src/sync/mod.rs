@@ -14,3 +14,9 @@ pub use mutex::{Mutex, MutexGuard};
 pub use notify::Notify;
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use shared::Shared;
+
+/// A name for an unnamed object of this kind in the run in progress: `mutex#1`, `mutex#2`, ...
+/// (numbered in creation order, so the same in every run that creates them in the same order).
+pub fn auto_name(kind: &'static str) -> String {
+    crate::rt::with_exec(|ex| ex.auto_name(kind))
+}

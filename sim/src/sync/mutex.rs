@@ -3,26 +3,44 @@
 //! nothing the holder does in between is visible to other tasks.
 
 use std::borrow::Cow;
-use std::cell::{RefCell, RefMut};
 use std::hash::Hash;
 use std::ops::{Deref, DerefMut};
+use std::sync::PoisonError;
 
 use crate::rt::op::{ObjState, Op};
 use crate::rt::task::point;
-use crate::rt::{report_value, try_with_exec, with_exec, ObjId};
+use crate::rt::{report_opaque, report_value, try_with_exec, with_exec, ObjId};
 
+/// The data sits in a `std::sync::Mutex`, never contended (one task runs at a time), so that a
+/// `Mutex<T>` is `Send + Sync` like the tokio mutex it stands for and can be shared in an `Arc`.
 pub struct Mutex<T> {
     id: ObjId,
-    data: RefCell<T>,
+    data: std::sync::Mutex<T>,
+    /// Reports the contents as a guard leaves them (value-state search).
+    report: fn(ObjId, &T),
 }
 
 impl<T: Hash> Mutex<T> {
+    /// A mutex whose contents a search by state sees (`Model::state_visible`).
     pub fn new(name: impl Into<Cow<'static, str>>, value: T) -> Self {
-        let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Mutex { owner: None }));
-        report_value(id, &value);
+        Self::with_report(name.into(), value, report_value::<T>)
+    }
+}
+
+impl<T> Mutex<T> {
+    /// A mutex for any `T`, whose contents a search by state cannot compare: each change makes
+    /// a state never seen before, so such a search loses its cuts but stays sound.
+    pub fn opaque(name: impl Into<Cow<'static, str>>, value: T) -> Self {
+        Self::with_report(name.into(), value, report_opaque::<T>)
+    }
+
+    fn with_report(name: Cow<'static, str>, value: T, report: fn(ObjId, &T)) -> Self {
+        let id = with_exec(|ex| ex.add_object(name, ObjState::Mutex { owner: None }));
+        report(id, &value);
         Mutex {
             id,
-            data: RefCell::new(value),
+            data: std::sync::Mutex::new(value),
+            report,
         }
     }
 
@@ -35,16 +53,15 @@ impl<T: Hash> Mutex<T> {
         });
         MutexGuard {
             id: self.id,
-            data: self.data.borrow_mut(),
-            report: report_value::<T>,
+            data: self.data.lock().unwrap_or_else(PoisonError::into_inner),
+            report: self.report,
         }
     }
 }
 
 pub struct MutexGuard<'a, T> {
     id: ObjId,
-    data: RefMut<'a, T>,
-    /// Reports the contents as the guard leaves them (value-state search).
+    data: std::sync::MutexGuard<'a, T>,
     report: fn(ObjId, &T),
 }
 

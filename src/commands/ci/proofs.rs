@@ -86,7 +86,10 @@ fn verdict(report: &ScenarioReport) -> (bool, String) {
                 "proved {}: {} schedules, {} pruned",
                 match report.proved_bound {
                     Some(k) if !report.exhaustive => format!("within {k} preemptions"),
-                    _ => "over every schedule".to_string(),
+                    _ => format!(
+                        "over {}",
+                        sim::explore::every_schedule(report.yielded_fairly)
+                    ),
                 },
                 report.runs,
                 report.pruned

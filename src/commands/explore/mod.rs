@@ -21,6 +21,9 @@ use plan::Plan;
 use write::{write_violations, Target};
 
 pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
+    if let Some(filter) = &args.test {
+        return super::cargo_test::explore(args, filter);
+    }
     let scenarios = select(&cli.scenario_dir, &args.scenarios)?;
     interrupt::install();
     // Build every model first: bad input fails before any exploration starts.
@@ -108,14 +111,7 @@ pub fn explore_one(
     };
     let shrink = (!args.no_shrink && !interrupted).then_some(shrink);
     let violations = write_violations(&target, &plan, &summary, shrink)?;
-    Ok(summarize::report(
-        &target,
-        &plan,
-        args,
-        &summary,
-        violations,
-        interrupted,
-    ))
+    summarize::report(&target, &plan, args, &summary, violations, interrupted)
 }
 
 /// A progress bar on a terminal; none when stderr is piped (or JSON goes to stdout).

@@ -55,6 +55,7 @@ fn audit_violations(summary: &Summary) -> Vec<Found> {
                 first_run: 0,
                 count: 1,
                 time_to_first: Duration::ZERO,
+                by: summary.strategy,
                 run: m.run.clone(),
             })
         })
@@ -96,6 +97,7 @@ fn write_one(
         variant: scenario.variant.clone(),
         mutant: target.mutant.map(str::to_string),
         params: scenario.params.clone(),
+        grain: None,
         max_steps: scenario.explore.max_steps,
         found: FoundBy {
             strategy: plan.strategy.name().to_string(),

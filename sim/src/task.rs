@@ -1,0 +1,106 @@
+//! Tasks with a result: spawned like `sim::spawn`, awaited through a `JoinHandle`, and the one
+//! main task whose end ends the run (a test body's).
+
+use std::cell::RefCell;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use crate::rt::op::Op;
+use crate::rt::task::{point, Point};
+use crate::rt::{with_exec, ObjId, TaskId};
+
+/// Spawns a task named `name` whose output its `JoinHandle` yields. A panic in the task ends
+/// the run as a `panic` violation (that is the bug a test is looking for), so awaiting the
+/// handle of a task that panicked is never reached.
+pub fn spawn_joinable<F>(name: impl Into<String>, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+{
+    let slot = Rc::new(RefCell::new(None));
+    let out = slot.clone();
+    let task = crate::spawn(name, async move {
+        let value = future.await;
+        *out.borrow_mut() = Some(value);
+    });
+    let done = with_exec(|ex| ex.make_joinable(task));
+    JoinHandle {
+        task,
+        done,
+        slot,
+        waiting: None,
+    }
+}
+
+/// Spawns the run's main task: once it has finished the run is over, and tasks still blocked
+/// are left behind rather than reported as a deadlock (as a runtime drops its tasks when a
+/// `#[tokio::test]` body returns). Tasks still able to run go on until none can.
+pub fn spawn_main<F>(name: impl Into<String>, future: F) -> TaskId
+where
+    F: Future<Output = ()> + 'static,
+{
+    let task = crate::spawn(name, future);
+    with_exec(|ex| ex.set_main(task));
+    task
+}
+
+/// Awaits a task's end and yields its output. Awaiting it is a scheduling point, enabled once
+/// the task has finished.
+pub struct JoinHandle<T> {
+    task: TaskId,
+    done: ObjId,
+    slot: Rc<RefCell<Option<T>>>,
+    waiting: Option<Point>,
+}
+
+impl<T> JoinHandle<T> {
+    /// The task this handle joins.
+    pub fn id(&self) -> TaskId {
+        self.task
+    }
+
+    /// Whether the task has finished (not a scheduling point: it reads nothing another task
+    /// could be changing at this instant, only the handle's own slot).
+    pub fn is_finished(&self) -> bool {
+        self.slot.borrow().is_some()
+    }
+}
+
+impl<T> Future for JoinHandle<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let done = self.done;
+        let point = self.waiting.get_or_insert_with(|| point(Op::Join(done)));
+        match Pin::new(point).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(_) => {
+                self.waiting = None;
+                with_exec(|ex| {
+                    ex.access(done, crate::rt::access::AccessKind::Read);
+                    ex.observe_value(done);
+                });
+                match self.slot.borrow_mut().take() {
+                    Some(value) => Poll::Ready(Ok(value)),
+                    None => Poll::Ready(Err(JoinError { task: self.task })),
+                }
+            }
+        }
+    }
+}
+
+/// A task that ended without an output: joined a second time (its output was taken).
+#[derive(Debug)]
+pub struct JoinError {
+    task: TaskId,
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "task {} has no output to join", self.task.0)
+    }
+}
+
+impl std::error::Error for JoinError {}

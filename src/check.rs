@@ -1,0 +1,316 @@
+//! `braid::check`: explore a test body's schedules, in the style of stateright's checker
+//! builder. `#[braid::test]` is this with the test's name and file filled in.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use sim::explore::Explorer;
+use sim::strategy::StrategyKind;
+use sim::Grain;
+
+use crate::failure::{self, Failure, TestInfo};
+use crate::regressions::{self, Regression};
+use crate::settings::Settings;
+use crate::test_model::TestModel;
+
+/// Explores every schedule it can of `body`, run as the main task of each run.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// let report = braid::check(|| async {
+///     let counter = Arc::new(braid::sync::Mutex::new(0u32));
+///     let c = counter.clone();
+///     let task = braid::spawn(async move {
+///         let v = *c.lock().await;
+///         *c.lock().await = v + 1;
+///     });
+///     let v = *counter.lock().await;
+///     *counter.lock().await = v + 1;
+///     task.await.unwrap();
+///     assert_eq!(*counter.lock().await, 2, "an update was lost");
+/// })
+/// .runs(1_000)
+/// .run();
+/// let failure = report.failure().expect("braid finds the lost update");
+/// assert!(failure.message.contains("an update was lost"));
+/// ```
+pub fn check<F, Fut>(body: F) -> Check
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
+    Check {
+        model: TestModel::new(body),
+        settings: Settings::default(),
+        test: None,
+    }
+}
+
+/// The strategies braid explores schedules with.
+pub type Strategy = StrategyKind;
+
+/// A check of one test body, configured with builder calls and run with [`Check::run`] or
+/// [`Check::assert_holds`].
+///
+/// ```
+/// use braid::Strategy;
+///
+/// braid::check(|| async {
+///     let t = braid::spawn(async { 2 });
+///     assert_eq!(t.await.unwrap(), 2);
+/// })
+/// .strategy(Strategy::Random)
+/// .seed(7)
+/// .runs(500)
+/// .assert_holds();
+/// ```
+pub struct Check {
+    model: TestModel,
+    settings: Settings,
+    test: Option<TestInfo>,
+}
+
+impl Check {
+    /// How schedules are explored. Default: [`Strategy::Default`], a bounded exhaustive search
+    /// (DFS with iterative context bounding) in a fifth of the budget, then the portfolio
+    /// (random and PCT at several depths).
+    pub fn strategy(mut self, strategy: Strategy) -> Self {
+        self.settings.strategy = strategy;
+        self
+    }
+
+    /// The exploration seed (default 1; `BRAID_SEED` overrides).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.settings.seed = seed;
+        self
+    }
+
+    /// At most this many runs (default 10,000 when no time is given; `BRAID_RUNS` overrides).
+    pub fn runs(mut self, runs: u64) -> Self {
+        assert!(runs > 0, "braid: a run budget must be at least 1");
+        self.settings.runs = Some(runs);
+        self
+    }
+
+    /// At most this much wall time (`BRAID_TIME`, in seconds, overrides).
+    pub fn time(mut self, time: Duration) -> Self {
+        assert!(!time.is_zero(), "braid: a time budget must be more than 0");
+        self.settings.time = Some(time);
+        self
+    }
+
+    /// A run longer than this many steps is a violation (default 10,000).
+    pub fn max_steps(mut self, max_steps: usize) -> Self {
+        self.settings.max_steps = max_steps;
+        self
+    }
+
+    /// Where a failure's replay file goes (default `target/braid/`; `BRAID_OUT` overrides).
+    pub fn out(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.settings.out = Some(dir.into());
+        self
+    }
+
+    /// Where committed replay files of this test are replayed from before exploring
+    /// (default: `braid-regressions/<test file stem>/` beside the test file).
+    pub fn regressions(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.settings.regressions = Some(dir.into());
+        self
+    }
+
+    /// Follows this replay file's schedule instead of exploring, as `BRAID_REPLAY` does (the
+    /// file must name this check; the environment's file wins).
+    pub fn replay(mut self, file: impl Into<PathBuf>) -> Self {
+        self.settings.replay = Some(file.into());
+        self
+    }
+
+    /// Which operations are scheduling points. The default, [`Grain::Access`], makes every
+    /// operation on a braid primitive one; [`Grain::Await`] skips atomic accesses.
+    pub fn grain(mut self, grain: Grain) -> Self {
+        self.model = self.model.with_grain(grain);
+        self
+    }
+
+    /// Names the check, as `#[braid::test]` does with the test's path: replay files record it,
+    /// and `BRAID_REPLAY` applies only to the check it names.
+    pub fn name(mut self, name: &str) -> Self {
+        let mut info = self.test.take().unwrap_or_else(|| TestInfo::unnamed(name));
+        info.path = name.to_string();
+        self.test = Some(info);
+        self
+    }
+
+    #[doc(hidden)]
+    pub fn test_info(mut self, info: TestInfo) -> Self {
+        self.test = Some(info);
+        self
+    }
+
+    /// Runs the check: the replay in `BRAID_REPLAY` if it names this check, else the committed
+    /// regression files, then the exploration. Never panics on a failing schedule: the report
+    /// says what happened.
+    pub fn run(self) -> Report {
+        let settings = self.settings.clone().with_env();
+        let info = self
+            .test
+            .clone()
+            .unwrap_or_else(|| TestInfo::unnamed("check"));
+        let report = self.run_with(&settings, &info);
+        if let Some(dir) = &settings.report_dir {
+            crate::outcome_file::write(dir, &info, &report);
+        }
+        report
+    }
+
+    fn run_with(&self, settings: &Settings, info: &TestInfo) -> Report {
+        let (settings, info) = (settings.clone(), info.clone());
+        let model = &self.model;
+        if let Some(file) = &settings.replay {
+            match regressions::replay_requested(model, &info, file) {
+                regressions::Requested::Other(note) => eprintln!("braid: {note}"),
+                regressions::Requested::Done(outcome) => {
+                    return Report {
+                        outcome,
+                        regressions: Vec::new(),
+                    }
+                }
+            }
+        }
+        let regressions = regressions::replay_committed(model, &info, &settings);
+        if let Some(failure) = regressions.iter().find_map(Regression::failure) {
+            let failure = failure.clone();
+            return Report {
+                outcome: Outcome::Failed(Box::new(failure)),
+                regressions,
+            };
+        }
+        let outcome = explore(model, &info, &settings);
+        Report {
+            outcome,
+            regressions,
+        }
+    }
+
+    /// Runs the check and panics unless it holds, with a message that names the test, the
+    /// violation, the seed, run, preemptions and replay file, and the command that reruns it.
+    pub fn assert_holds(self) {
+        let report = self.run();
+        for r in &report.regressions {
+            if let regressions::Status::Drifted(why) = &r.status {
+                eprintln!("braid: regression file {} drifted: {why}", r.file.display());
+            }
+        }
+        match report.outcome {
+            Outcome::Holds { .. } => {}
+            Outcome::Failed(failure) => {
+                eprintln!("{}", failure.trace);
+                panic!("{failure}");
+            }
+            Outcome::Inconclusive(why) => panic!("braid: nothing proved: {why}"),
+            Outcome::Drifted(why) => panic!("braid: {why}"),
+        }
+    }
+}
+
+/// Explores the schedules; on a violation, shrinks it and writes its replay file.
+fn explore(model: &TestModel, info: &TestInfo, settings: &Settings) -> Outcome {
+    let mut explorer = Explorer::new(model)
+        .strategy(settings.strategy)
+        .seed(settings.seed)
+        .max_steps(settings.max_steps)
+        .stop_on_first(true);
+    if let Some(runs) = settings.runs {
+        explorer = explorer.runs(runs);
+    }
+    if let Some(time) = settings.time {
+        explorer = explorer.time(time);
+    }
+    let summary = match explorer.run() {
+        Ok(summary) => summary,
+        Err(e) => return Outcome::Inconclusive(format!("the exploration failed: {e}")),
+    };
+    if let Some(found) = summary.violations.first() {
+        let failure = failure::record(model, info, settings, found);
+        return Outcome::Failed(Box::new(failure));
+    }
+    // A coarse grain's "holds" stands only if access-grain runs find nothing either.
+    if sim::Model::grain(model) == Grain::Await {
+        let fine = model.clone().with_grain(Grain::Access);
+        let runs = sim::explore::GRAIN_CHECK_RUNS;
+        match sim::explore::grain_check(model, settings.seed, runs, settings.max_steps) {
+            Ok(Some(found)) => {
+                let mut failure = failure::record(&fine, info, settings, &found);
+                failure.message = found.message.clone();
+                return Outcome::Failed(Box::new(failure));
+            }
+            Ok(None) => {}
+            Err(e) => return Outcome::Inconclusive(format!("the grain check failed: {e}")),
+        }
+    }
+    let proof_requested = matches!(settings.strategy, StrategyKind::Dfs { .. });
+    if summary.proves_nothing() || (proof_requested && !summary.finished()) {
+        return Outcome::Inconclusive(format!(
+            "{} runs explored {}; the search did not finish within its budget",
+            summary.runs,
+            summary.coverage()
+        ));
+    }
+    Outcome::Holds {
+        runs: summary.runs,
+        exhaustive: summary.exhaustive,
+        coverage: summary.coverage(),
+    }
+}
+
+/// What a check found.
+///
+/// ```
+/// let report = braid::check(|| async {}).run();
+/// match &report.outcome {
+///     braid::Outcome::Holds { coverage, .. } => assert!(coverage.starts_with("every schedule")),
+///     other => panic!("{other:?}"),
+/// }
+/// assert!(report.failure().is_none());
+/// ```
+#[derive(Debug)]
+pub struct Report {
+    /// The verdict.
+    pub outcome: Outcome,
+    /// The committed regression files replayed before exploring, and how each went.
+    pub regressions: Vec<Regression>,
+}
+
+impl Report {
+    /// The failing schedule, if the check failed.
+    pub fn failure(&self) -> Option<&Failure> {
+        match &self.outcome {
+            Outcome::Failed(f) => Some(f),
+            _ => None,
+        }
+    }
+}
+
+/// The verdict of a check.
+#[derive(Debug)]
+pub enum Outcome {
+    /// No schedule explored failed.
+    Holds {
+        /// Runs explored.
+        runs: u64,
+        /// Every schedule was explored.
+        exhaustive: bool,
+        /// What the runs cover, in words ("every schedule", "every schedule within 2
+        /// preemptions, then 8000 portfolio runs").
+        coverage: String,
+    },
+    /// A schedule failed (a panic, a property, a deadlock, a livelock).
+    Failed(Box<Failure>),
+    /// Nothing a pass could rest on: no run reached its end, or a requested proof (DFS) ran
+    /// out of budget before it finished.
+    Inconclusive(String),
+    /// The replay file in `BRAID_REPLAY` no longer fits the test.
+    Drifted(String),
+}

@@ -1,0 +1,279 @@
+//! A failing schedule as an artifact: shrunk, written as a replay file, explained by its trace,
+//! and named in a message that says how to rerun it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use sim::explore::Found;
+use sim::replay_file::{digest_hex, FoundBy, ReplayFile, ShrunkFrom, FORMAT_VERSION};
+use sim::strategy::Replay;
+use sim::{run_once, RunConfig, RunResult};
+
+use crate::settings::Settings;
+use crate::test_model::TestModel;
+
+/// Where a test lives, filled in by `#[braid::test]`.
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub struct TestInfo {
+    /// `crate::module::name`.
+    pub path: String,
+    /// The test's source file, as `file!()` gives it.
+    pub file: &'static str,
+    pub package: &'static str,
+    pub crate_name: &'static str,
+    pub manifest_dir: &'static str,
+}
+
+impl TestInfo {
+    pub(crate) fn unnamed(path: &str) -> TestInfo {
+        TestInfo {
+            path: path.to_string(),
+            file: "",
+            package: "",
+            crate_name: "",
+            manifest_dir: "",
+        }
+    }
+
+    /// The test's name as the test harness filters it: its path without the crate.
+    pub(crate) fn filter(&self) -> &str {
+        self.path
+            .split_once("::")
+            .map_or(self.path.as_str(), |(_, rest)| rest)
+    }
+
+    /// The command that reruns this test alone with `file`'s schedule.
+    pub(crate) fn rerun(&self, file: &Path) -> String {
+        if self.package.is_empty() {
+            // A `braid::check` outside `#[braid::test]`: no cargo command names it.
+            return format!(
+                "BRAID_REPLAY={} with the program that runs the check `{}`, or Check::replay",
+                file.display(),
+                self.path
+            );
+        }
+        let target = if self.crate_name == self.package.replace('-', "_") {
+            String::new()
+        } else {
+            format!(" --test {}", self.crate_name)
+        };
+        format!(
+            "BRAID_REPLAY={} cargo test -p {}{target} {}",
+            file.display(),
+            self.package,
+            self.filter()
+        )
+    }
+
+    /// Where failures' replay files go: the settings', else `target/braid/`.
+    fn out_dir(&self, settings: &Settings) -> PathBuf {
+        if let Some(dir) = &settings.out {
+            return dir.clone();
+        }
+        target_dir(self.manifest_dir).join("braid")
+    }
+}
+
+/// The cargo target directory of the running test binary: `CARGO_TARGET_DIR`, else the
+/// directory above the binary's `<profile>/deps/`, else `target/` in the manifest directory.
+fn target_dir(manifest_dir: &str) -> PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
+    let exe = std::env::current_exe().ok();
+    let from_exe = exe.as_deref().and_then(|exe| {
+        let deps = exe.parent().filter(|d| d.ends_with("deps"))?;
+        Some(deps.parent()?.parent()?.to_path_buf())
+    });
+    from_exe.unwrap_or_else(|| Path::new(manifest_dir).join("target"))
+}
+
+/// A failing schedule: what broke, how it was found, and how to see it again. Its `Display`
+/// is the message a failing `#[braid::test]` panics with.
+///
+/// ```
+/// let report = braid::check(|| async { panic!("always fails") }).out(std::env::temp_dir()).run();
+/// let failure = report.failure().unwrap();
+/// assert_eq!(failure.invariant, "panic");
+/// assert!(failure.to_string().contains("always fails"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// The test (or check) that failed.
+    pub test: String,
+    /// What broke: `panic`, `deadlock`, `livelock`, `step-bound` or a property's name.
+    pub invariant: String,
+    /// The violation's message (a panic's includes the task's own message).
+    pub message: String,
+    /// How the schedule was found: the strategy, seed and run.
+    pub found_by: String,
+    /// The shrunk schedule's size.
+    pub steps: usize,
+    /// Preemptions in the shrunk schedule.
+    pub preemptions: usize,
+    /// The replay file, if one was written or replayed.
+    pub file: Option<PathBuf>,
+    /// The shrunk schedule's trace, one line per step.
+    pub trace: String,
+    /// The command that reruns the test with this schedule.
+    pub rerun: String,
+    /// Where the schedule came from.
+    pub source: Source,
+}
+
+/// Where a failing schedule came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Found by exploring, and written to `Failure::file`.
+    Explored,
+    /// A committed regression file that fails again.
+    Regression,
+    /// The file `BRAID_REPLAY` named, reproduced exactly.
+    Replay,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.source {
+            Source::Explored => "failed",
+            Source::Regression => "failed again on a committed regression file",
+            Source::Replay => "failed again on the replayed schedule",
+        };
+        writeln!(f, "braid: test {} {what}", self.test)?;
+        writeln!(f, "  {}: {}", self.invariant, self.message)?;
+        writeln!(
+            f,
+            "  found by {}; {} steps, {} preemption{}",
+            self.found_by,
+            self.steps,
+            self.preemptions,
+            if self.preemptions == 1 { "" } else { "s" }
+        )?;
+        if let Some(file) = &self.file {
+            writeln!(f, "  replay file: {}", file.display())?;
+        }
+        write!(f, "  rerun: {}", self.rerun)?;
+        if self.source == Source::Explored {
+            write!(
+                f,
+                "\n  to keep it as a regression, commit it under braid-regressions/ beside the test"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Shrinks a found violation, writes its replay file and builds the failure.
+pub(crate) fn record(
+    model: &TestModel,
+    info: &TestInfo,
+    settings: &Settings,
+    found: &Found,
+) -> Failure {
+    let config = RunConfig {
+        max_steps: settings.max_steps,
+        trace: false,
+        record_accesses: false,
+    };
+    let shrunk = sim::shrink::shrink(model, &found.run, &config);
+    let file = ReplayFile {
+        format: FORMAT_VERSION,
+        scenario: info.path.clone(),
+        model: "test".to_string(),
+        variant: info.package.to_string(),
+        mutant: None,
+        params: serde_json::json!({ "package": info.package, "crate": info.crate_name, "file": info.file }),
+        grain: Some(sim::Model::grain(model)),
+        max_steps: settings.max_steps,
+        found: FoundBy {
+            strategy: found.by.name().to_string(),
+            depth: found.by.depth(),
+            seed: settings.seed,
+            run: found.first_run,
+        },
+        violation: shrunk
+            .run
+            .violation()
+            .cloned()
+            .expect("a shrunk failing run fails"),
+        steps: shrunk.run.steps,
+        preemptions: shrunk.run.preemptions,
+        minimality: Some(shrunk.minimality),
+        shrunk_from: Some(ShrunkFrom {
+            steps: shrunk.before_steps,
+            preemptions: shrunk.before_preemptions,
+        }),
+        digest: digest_hex(shrunk.run.digest),
+        decisions: shrunk.run.decisions(),
+    };
+    let dir = info.out_dir(settings);
+    let path = dir.join(format!("{}.json", info.path.replace("::", ".")));
+    let written = std::fs::create_dir_all(&dir).and_then(|_| file.write_atomic(&path));
+    let (file_path, rerun) = match written {
+        Ok(()) => (Some(path.clone()), info.rerun(&path)),
+        Err(e) => (
+            None,
+            format!(
+                "(the replay file could not be written to {}: {e})",
+                path.display()
+            ),
+        ),
+    };
+    let traced = traced_replay(model, &file);
+    Failure {
+        test: info.path.clone(),
+        invariant: file.violation.invariant.clone(),
+        message: file.violation.message.clone(),
+        found_by: describe_found(&file.found),
+        steps: file.steps,
+        preemptions: file.preemptions,
+        file: file_path,
+        trace: abridged(&traced.trace.map(|t| t.render_text()).unwrap_or_default()),
+        rerun,
+        source: Source::Explored,
+    }
+}
+
+pub(crate) fn describe_found(found: &FoundBy) -> String {
+    let depth = found
+        .depth
+        .map(|d| format!(" depth {d}"))
+        .unwrap_or_default();
+    format!(
+        "{}{depth}, seed {}, run {}",
+        found.strategy, found.seed, found.run
+    )
+}
+
+/// Follows a replay file's schedule once, with a trace.
+pub(crate) fn traced_replay(model: &TestModel, file: &ReplayFile) -> RunResult {
+    let config = RunConfig {
+        max_steps: file.max_steps,
+        trace: true,
+        record_accesses: false,
+    };
+    let replay = Box::new(Replay::strict(file.decisions.clone()));
+    let model = match file.grain {
+        Some(grain) => model.clone().with_grain(grain),
+        None => model.clone(),
+    };
+    run_once(&model, replay, file.found.run, &config).0
+}
+
+/// A trace to print: whole up to 200 lines, else its first and last 60 (a livelock's runs to
+/// the step bound; the replay shows all of it).
+pub(crate) fn abridged(trace: &str) -> String {
+    const KEEP: usize = 60;
+    let lines: Vec<&str> = trace.lines().collect();
+    if lines.len() <= 200 {
+        return trace.to_string();
+    }
+    let (head, tail) = (&lines[..KEEP], &lines[lines.len() - KEEP..]);
+    format!(
+        "{}\n   ... {} more steps ...\n{}\n",
+        head.join("\n"),
+        lines.len() - 2 * KEEP,
+        tail.join("\n")
+    )
+}

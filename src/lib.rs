@@ -1,0 +1,102 @@
+//! # braid: check your own races
+//!
+//! braid runs an async test over many schedules under a controlled, seeded scheduler, finds
+//! the one that fails, shrinks it to the fewest preemptions, writes it as a replay file, and
+//! tells you the command that reruns it.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! #[braid::test]
+//! async fn lock_held_across_the_update() {
+//!     let counter = Arc::new(braid::sync::Mutex::new(0u32));
+//!     let mut tasks = Vec::new();
+//!     for _ in 0..2 {
+//!         let counter = counter.clone();
+//!         tasks.push(braid::spawn(async move {
+//!             let mut guard = counter.lock().await;
+//!             braid::task::yield_now().await;
+//!             *guard += 1;
+//!         }));
+//!     }
+//!     for t in tasks {
+//!         t.await.unwrap();
+//!     }
+//!     assert_eq!(*counter.lock().await, 2); // holds in every schedule
+//! }
+//! ```
+//!
+//! `cargo test` runs it over many schedules. The same check as a function, which returns a
+//! [`Report`] instead of panicking:
+//!
+//! ```
+//! let report = braid::check(|| async {
+//!     let task = braid::spawn(async { 1 + 1 });
+//!     assert_eq!(task.await.unwrap(), 2);
+//! })
+//! .run();
+//! assert!(matches!(report.outcome, braid::Outcome::Holds { exhaustive: true, .. }));
+//! ```
+//!
+//! The test body is the run's main task; [`spawn`] starts others; every operation on a
+//! [`sync`] primitive is a scheduling point; a panic (a failed `assert!`) anywhere, a deadlock,
+//! or a broken [`always`]/[`eventually`] property is a failure. [`check`] is the same as a
+//! function, for checks that configure themselves.
+//!
+//! This package is also the `braid` command line, which explores the models of the races in
+//! `scenarios/` (see the README).
+
+#![deny(missing_docs)]
+
+mod check;
+mod failure;
+mod outcome_file;
+mod property;
+mod regressions;
+mod settings;
+pub mod sync;
+pub mod task;
+mod test_model;
+
+pub use check::{check, Check, Outcome, Report, Strategy};
+pub use failure::{Failure, Source};
+pub use property::{always, eventually, Log, Property};
+pub use regressions::{Regression, Status as RegressionStatus};
+pub use sim::Grain;
+pub use task::spawn;
+
+/// The engine: models, strategies, exploration, replay files (what the `braid` command line
+/// and the models in `models/` are built on).
+pub use sim as engine;
+
+/// An `async fn` test that braid runs over many schedules, as `#[tokio::test]` runs one.
+///
+/// ```
+/// #[braid::test(runs = 2_000, strategy = "pct", depth = 2, seed = 7)]
+/// async fn two_tasks() {
+///     let t = braid::spawn(async { 1 });
+///     assert_eq!(t.await.unwrap(), 1);
+/// }
+/// ```
+///
+/// Settings (all optional): `runs` (default 10,000), `time` (seconds), `seed` (default 1),
+/// `max_steps` (default 10,000), `strategy` (`"default"`, `"random"`, `"pct"` with `depth`,
+/// `"portfolio"`, `"dfs"` with `preemption_bound`), `out` (where a failure's replay file goes,
+/// default `target/braid/`), `regressions` (committed replay files replayed first, default
+/// `braid-regressions/<test file stem>/` beside the test).
+///
+/// Environment overrides: `BRAID_SEED`, `BRAID_RUNS`, `BRAID_TIME` (seconds), `BRAID_OUT`, and
+/// `BRAID_REPLAY=<file>`: follow that replay file's schedule (the test it names) instead of
+/// exploring. A failure prints the trace and the exact command, e.g.
+/// `BRAID_REPLAY=target/braid/my_test.json cargo test -p my_crate --test my_test my_test`.
+pub use braid_macros::test;
+
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::failure::TestInfo;
+
+    /// What `#[braid::test]` expands to.
+    pub fn run_test(info: TestInfo, check: crate::Check) {
+        check.test_info(info).assert_holds();
+    }
+}

@@ -1,0 +1,59 @@
+//! A test body as a model: the body is the run's main task, every primitive it creates is the
+//! engine's, and the properties it declares (`Log`) are judged by the engine.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use sim::{Grain, Model, Monitor, Violation};
+
+type Body = dyn Fn() -> Pin<Box<dyn Future<Output = ()>>> + Send + Sync;
+
+/// A test's body, started afresh in every run.
+#[derive(Clone)]
+pub(crate) struct TestModel {
+    body: Arc<Body>,
+    grain: Grain,
+}
+
+impl TestModel {
+    pub(crate) fn new<F, Fut>(body: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        TestModel {
+            body: Arc::new(move || Box::pin(body())),
+            grain: Grain::Access,
+        }
+    }
+
+    pub(crate) fn with_grain(mut self, grain: Grain) -> Self {
+        self.grain = grain;
+        self
+    }
+}
+
+impl Model for TestModel {
+    fn start(&self) -> Rc<dyn Monitor> {
+        sim::task::spawn_main("main", (self.body)());
+        Rc::new(NothingMore)
+    }
+
+    /// Every operation on a braid primitive is a scheduling point unless a test asks otherwise.
+    fn grain(&self) -> Grain {
+        self.grain
+    }
+    // Not `reduction_safe` nor `state_visible`: a test may share plain Rust state between its
+    // tasks, which the engine cannot see, so DFS explores it without reduction.
+}
+
+/// A test's verdicts come from panics and its `Log`s' properties (watched by the engine).
+struct NothingMore;
+
+impl Monitor for NothingMore {
+    fn at_quiescence(&self) -> Option<Violation> {
+        None
+    }
+}
