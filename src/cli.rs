@@ -24,8 +24,8 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// List scenarios, models and variants.
-    List,
+    /// List scenarios, models and variants (`braid list seeds`: the replay-file corpus).
+    List(ListArgs),
     /// Explore scenarios' interleavings and report violations.
     Explore(ExploreArgs),
     /// Re-run a replay file, print its trace and whether the violation reproduces.
@@ -39,6 +39,29 @@ pub enum Command {
     Merge(MergeArgs),
     /// Minimise a replay file's schedule (fewest preemptions that still fail), in place.
     Shrink(ShrinkArgs),
+    /// Print a shell completion script (e.g. `braid completions bash > ~/.local/share/bash-completion/completions/braid`).
+    Completions(CompletionsArgs),
+}
+
+#[derive(clap::Args)]
+pub struct ListArgs {
+    /// What to list (default: scenarios, then models and their variants).
+    #[arg(value_enum)]
+    pub what: Option<ListWhat>,
+    /// The replay-file corpus `braid list seeds` lists.
+    #[arg(long, default_value = "seeds")]
+    pub seeds: PathBuf,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListWhat {
+    Scenarios,
+    Seeds,
+}
+
+#[derive(clap::Args)]
+pub struct CompletionsArgs {
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -55,6 +78,19 @@ pub enum StrategyArg {
     Pct,
     Portfolio,
     Dfs,
+}
+
+impl From<StrategyArg> for sim::scenario::StrategyName {
+    fn from(s: StrategyArg) -> Self {
+        use sim::scenario::StrategyName;
+        match s {
+            StrategyArg::Default => StrategyName::Default,
+            StrategyArg::Random => StrategyName::Random,
+            StrategyArg::Pct => StrategyName::Pct,
+            StrategyArg::Portfolio => StrategyName::Portfolio,
+            StrategyArg::Dfs => StrategyName::Dfs,
+        }
+    }
 }
 
 /// How each scenario is explored (defaults: the scenario file's `[explore]`).
@@ -78,8 +114,9 @@ pub struct BudgetArgs {
     /// DFS: plain depth-first search (`--reduction none`).
     #[arg(long)]
     pub no_reduction: bool,
-    /// Exploration seed (default: the scenario's).
-    #[arg(long)]
+    /// Exploration seed: a number, or `random` (the drawn seed is printed on stderr). Default:
+    /// each scenario's own.
+    #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Run budget per scenario (default: the scenario's); at least 1.
     #[arg(long, value_parser = parse_runs)]
@@ -165,6 +202,21 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
     Ok(t)
 }
 
+/// `--seed N|random`, the same for every command: `random` draws a seed outside any simulation
+/// and says which on stderr, so the run can be repeated.
+fn parse_seed(s: &str) -> Result<u64, String> {
+    if s == "random" {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(std::process::id().into());
+        let drawn = h.finish() % 1_000_000_000;
+        eprintln!("braid: --seed random drew seed {drawn} (rerun with --seed {drawn})");
+        return Ok(drawn);
+    }
+    s.parse()
+        .map_err(|_| format!("'{s}' is not a seed: a number, or `random`"))
+}
+
 fn parse_jobs(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(0) => Err("--jobs must be at least 1".into()),
@@ -200,6 +252,8 @@ pub struct ExploreArgs {
     pub package: Option<String>,
     #[command(flatten)]
     pub budget: BudgetArgs,
+    /// Output: `text` for people, or `json` for machines (one JSON document on stdout,
+    /// carrying `"format": 1`; README, "JSON outputs").
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Where replay files are written. New files go under target/braid; promote one into the
@@ -216,6 +270,8 @@ pub struct MutantsArgs {
     pub scenarios: Vec<String>,
     #[command(flatten)]
     pub budget: BudgetArgs,
+    /// Output: `text` for people, or `json` for machines (one JSON document on stdout,
+    /// carrying `"format": 1`; README, "JSON outputs").
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Where the replay files of caught mutants are written.
@@ -266,6 +322,8 @@ impl ShrinkBudget {
 pub struct ReplayArgs {
     /// The replay file.
     pub file: PathBuf,
+    /// Output: `text` for people, or `json` for machines (one JSON document on stdout,
+    /// carrying `"format": 1`; README, "JSON outputs").
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Also write a swimlane picture of the run as SVG.
@@ -277,6 +335,10 @@ pub struct ReplayArgs {
     /// Print a Mermaid sequence diagram (for a pull request comment) instead of the text trace.
     #[arg(long)]
     pub mermaid: bool,
+    /// With --mermaid: the compact form, tasks and model events only (no lane per lock,
+    /// channel or atomic), readable at a comment's width.
+    #[arg(long, requires = "mermaid")]
+    pub compact: bool,
 }
 
 #[derive(clap::Args)]
@@ -294,19 +356,26 @@ pub struct CiArgs {
     /// PCT depth (default: each scenario's own).
     #[arg(long)]
     pub depth: Option<usize>,
-    /// Exploration seed: a number, or `random` (the drawn seed is printed). Default: each
-    /// scenario's own, so CI is reproducible.
-    #[arg(long)]
-    pub seed: Option<String>,
+    /// Exploration seed: a number, or `random` (the drawn seed is printed on stderr). Default:
+    /// each scenario's own, so CI is reproducible.
+    #[arg(long, value_parser = parse_seed)]
+    pub seed: Option<u64>,
     /// This machine's shard i of n (scenario run indices and mutants are split; seeds are
     /// replayed on shard 1).
     #[arg(long, value_parser = parse_shard)]
     pub shard: Option<Shard>,
+    /// Output: `text` for people, or `json` for machines (one JSON document on stdout,
+    /// carrying `"format": 1`; README, "JSON outputs").
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Also write JUnit XML: one test case per seed file, scenario and mutant.
+    /// Also write JUnit XML: one test case per seed file, scenario, mutant and proof; a failure
+    /// carries its message, the replay command and a new violation's Mermaid diagram.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Also write the result as Markdown (counts, failures, each new violation's replay command
+    /// and Mermaid diagram), e.g. to append to $GITHUB_STEP_SUMMARY.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
     /// Where replay files of new violations (and caught mutants) are written.
     #[arg(long, default_value = "target/braid/ci")]
     pub out: PathBuf,
@@ -322,6 +391,8 @@ pub struct MergeArgs {
     /// `braid explore ... --shard i/n --format json` outputs, one per shard.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// Output: `text` for people, or `json` for machines (one JSON document on stdout,
+    /// carrying `"format": 1`; README, "JSON outputs").
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
 }

@@ -1,8 +1,9 @@
 //! `braid`: explore, replay and explain message-delivery races in models of real systems.
 
 mod cli;
+mod colour;
 mod commands;
-mod junit;
+mod interrupt;
 mod report;
 
 use std::process::ExitCode;
@@ -18,6 +19,8 @@ use cli::{Cli, Command};
 pub enum Verdict {
     Clean,
     Violation,
+    /// Stopped by Ctrl-C after reporting what it found (exit 130).
+    Interrupted,
 }
 
 fn main() -> ExitCode {
@@ -30,17 +33,19 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let result = match &cli.command {
-        Command::List => commands::list::run(&cli),
+        Command::List(args) => commands::list::run(&cli, args),
         Command::Explore(args) => commands::explore::run(&cli, args),
         Command::Replay(args) => commands::replay::run(args),
         Command::Shrink(args) => commands::shrink::run(args),
         Command::Mutants(args) => commands::mutants::run(&cli, args),
         Command::Ci(args) => commands::ci::run(&cli, args),
         Command::Merge(args) => commands::merge::run(args),
+        Command::Completions(args) => commands::completions::run(args),
     };
     match result {
         Ok(Verdict::Clean) => ExitCode::SUCCESS,
         Ok(Verdict::Violation) => ExitCode::from(1),
+        Ok(Verdict::Interrupted) => ExitCode::from(interrupt::EXIT_CODE),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

@@ -1,8 +1,12 @@
 //! Exploration reports: one per scenario, as text for people and JSON for machines.
 
+mod hex;
+
 use sim::shrink::Minimality;
 use sim::strategy::Reduction;
 use std::fmt::Write as _;
+
+use crate::colour;
 
 use serde::{Deserialize, Serialize};
 
@@ -31,8 +35,26 @@ pub struct ViolationReport {
     pub replay_file: String,
 }
 
+/// The version of every `--format json` output's fields (explore, merge, mutants, replay, ci).
+/// A field's meaning changes, or one is removed, only with a new version.
+pub const REPORT_FORMAT: u32 = 1;
+
+/// Which part of a split exploration a report covers (`--shard i/n`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardInfo {
+    /// Shard i of n, 1-based.
+    pub index: u64,
+    pub count: u64,
+    /// The run budget of the whole exploration, before it was split (none: a time budget or an
+    /// exhaustive search).
+    pub budget_runs: Option<u64>,
+}
+
 #[derive(Clone, Serialize, Deserialize)]
 pub struct ScenarioReport {
+    /// `REPORT_FORMAT`.
+    pub format: u32,
     pub scenario: String,
     pub model: String,
     pub variant: String,
@@ -43,6 +65,9 @@ pub struct ScenarioReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<usize>,
     pub seed: u64,
+    /// With --shard: which shard of how many, of which budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
     pub runs: u64,
     pub distinct_schedules: usize,
     pub elapsed_ms: f64,
@@ -78,14 +103,17 @@ pub struct ScenarioReport {
     /// PCT: the probability that these runs would have found a given depth-d bug.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pct_confidence: Option<f64>,
-    /// With --shard: the trace digests of the runs, so `braid merge` counts distinct schedules
-    /// exactly.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// With --shard: the trace digests of the runs (16 hex digits each), so `braid merge`
+    /// counts distinct schedules exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex")]
     pub schedule_digests: Option<Vec<u64>>,
     /// With --shard: the digests of the end states reached, so `braid merge` counts them exactly.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex")]
     pub end_state_digests: Option<Vec<u64>>,
     pub determinism_checked: u64,
+    /// Stopped by Ctrl-C: a partial exploration, its violations written as found.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     pub outcome: String,
     pub expected: String,
     pub matches_expectation: bool,
@@ -138,6 +166,13 @@ impl ScenarioReport {
             (_, Some(_)) => "bounded partial-order reduction",
             (_, None) => "sleep sets + source-set DPOR",
         };
+        if self.interrupted {
+            let _ = writeln!(
+                out,
+                "  INTERRUPTED after {} runs: a partial exploration (replay files as found, not minimised)",
+                self.runs
+            );
+        }
         if self.strategy == "dfs" && self.runs == 0 {
             let _ = writeln!(
                 out,
@@ -192,9 +227,9 @@ impl ScenarioReport {
             self.outcome,
             self.expected,
             if self.matches_expectation {
-                "as expected"
+                colour::verdict("as expected", true)
             } else {
-                "NOT AS EXPECTED"
+                colour::verdict("NOT AS EXPECTED", false)
             }
         );
         if let Some(g) = &self.grain_check {

@@ -1,5 +1,7 @@
 //! `braid ci`, the pull-request gate, end to end.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -37,6 +39,7 @@ fn the_gate_passes_on_main_and_its_junit_has_one_case_per_seed_scenario_mutant_a
         String::from_utf8_lossy(&o.stderr)
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
+    common::junit10::validate(&xml);
     let doc = roxmltree::Document::parse(&xml).expect("well-formed JUnit XML");
     let count = |suite: &str| {
         doc.descendants()

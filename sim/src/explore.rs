@@ -3,7 +3,7 @@
 //! `Explorer::new(&model).strategy(..).seed(1).runs(20_000).run()`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -349,6 +349,8 @@ pub struct Explorer<'m> {
     /// Run partial-order reduction when asked for it (it is not offered: see `search`), so
     /// that the differential tests keep measuring it.
     experimental_partial_order: bool,
+    /// Stop (between runs) once this is set: a Ctrl-C (`cancel_on`).
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 type ProgressFn<'m> = Box<dyn FnMut(&Progress) + 'm>;
@@ -385,6 +387,7 @@ impl<'m> Explorer<'m> {
             sampling_only: false,
             no_sleep_sets: false,
             experimental_partial_order: false,
+            cancel: None,
         }
     }
 
@@ -518,6 +521,9 @@ impl<'m> Explorer<'m> {
                 false => self.time,
             }
             .map(|t| t.saturating_sub(start.elapsed()));
+            if total.is_some() && self.cancelled() {
+                break;
+            }
             if runs_left == Some(0) || time_left.is_some_and(|t| t.is_zero()) {
                 if share {
                     bound = None;
@@ -562,6 +568,7 @@ impl<'m> Explorer<'m> {
             if let Some(t) = time_left {
                 level = level.time(t);
             }
+            level.cancel = self.cancel.clone();
             let level_start = Instant::now();
             let part = level.run()?;
             let cost = (part.runs + part.pruned, level_start.elapsed());
@@ -588,6 +595,19 @@ impl<'m> Explorer<'m> {
         Ok(summary)
     }
 
+    /// Stops between runs once `flag` is set (by a Ctrl-C handler), returning what was found so
+    /// far: a partial summary, never exhaustive, and not audited.
+    pub fn cancel_on(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.cancel = Some(flag);
+        self
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
     /// The default plan (`StrategyKind::Default`): DFS with iterative context bounding within
     /// `PLAN_DFS_SHARE` of the budget (runs and time), which either proves every schedule, or
     /// every schedule within the bound it finished; then the portfolio (random and PCT at
@@ -601,7 +621,7 @@ impl<'m> Explorer<'m> {
         let progress = std::cell::RefCell::new(self.progress.take());
         let phase = |strategy: StrategyKind, done: u64| {
             let progress = &progress;
-            Explorer::new(self.model)
+            let mut phase = Explorer::new(self.model)
                 .strategy(strategy)
                 .seed(self.seed)
                 .first_run(self.first_run)
@@ -618,7 +638,9 @@ impl<'m> Explorer<'m> {
                             ..*p
                         });
                     }
-                })
+                });
+            phase.cancel = self.cancel.clone();
+            phase
         };
         let dfs = StrategyKind::Dfs {
             preemption_bound: None,
@@ -639,7 +661,7 @@ impl<'m> Explorer<'m> {
             portfolio_runs: 0,
         };
         let found = !proof.violations.is_empty();
-        let mut summary = if proof.exhaustive || (found && self.stop_on_first) {
+        let mut summary = if proof.exhaustive || (found && self.stop_on_first) || self.cancelled() {
             proof
         } else {
             let mut second = phase(StrategyKind::Portfolio, proof.runs);
@@ -733,13 +755,15 @@ impl<'m> Explorer<'m> {
     pub fn run(self) -> Result<Summary, ExploreError> {
         let (model, audit, max_steps) = (self.model, self.audit, self.max_steps);
         let stop_on_first = self.stop_on_first || self.sampling_only;
+        let cancel = self.cancel.clone();
         let mut summary = self.search()?;
+        let cancelled = cancel.is_some_and(|c| c.load(Ordering::Relaxed));
         let reduced = summary.plan.is_some()
             || matches!(
                 summary.strategy,
                 StrategyKind::Dfs { reduction, .. } if reduction != Reduction::None
             );
-        if audit > 0 && reduced && !stop_on_first {
+        if audit > 0 && reduced && !stop_on_first && !cancelled {
             summary.audit = Some(crate::audit::audit(model, &summary, max_steps));
         }
         Ok(summary)
@@ -849,6 +873,7 @@ impl<'m> Explorer<'m> {
             }
             if budget_runs.is_some_and(|b| summary.runs >= b)
                 || self.time.is_some_and(|t| start.elapsed() >= t)
+                || self.cancelled()
             {
                 break;
             }
@@ -984,6 +1009,7 @@ impl<'m> Explorer<'m> {
             self.stride,
         );
         let (audit, max_attempts) = (self.audit, self.max_attempts);
+        let cancel = self.cancel.clone();
         let (max_steps, check, stop, time) = (
             self.max_steps,
             self.check_determinism,
@@ -995,6 +1021,7 @@ impl<'m> Explorer<'m> {
                 .map(|j| {
                     let (counter, finished) = (&counters[j as usize], &finished);
                     let (claims, visited) = (claims.clone(), visited.clone());
+                    let cancel = cancel.clone();
                     scope.spawn(move || {
                         // Random/PCT jobs take interleaved run indices; DFS jobs walk the same
                         // tree and claim its subtrees in turn.
@@ -1025,6 +1052,7 @@ impl<'m> Explorer<'m> {
                         job.max_attempts = max_attempts.map(|m| m.div_ceil(jobs));
                         job.subtree_claims = claims;
                         job.visited = visited;
+                        job.cancel = cancel;
                         let summary = job.run();
                         finished.fetch_add(1, Ordering::Relaxed);
                         summary

@@ -1,7 +1,6 @@
 //! Replay files: a failing schedule as versioned JSON, written atomically, refused clearly when
 //! corrupt, truncated or from a newer braid.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -10,6 +9,11 @@ use thiserror::Error;
 use crate::schedule::Decision;
 use crate::shrink::Minimality;
 use crate::Violation;
+
+mod strict;
+mod write;
+
+pub use write::{check_target, remove_stale_temp_files, write_atomic};
 
 /// The format this braid writes. It reads every format up to this one: a format 1 file
 /// replays as before, but its trace digest came from an older hasher and cannot be compared
@@ -69,6 +73,7 @@ pub struct ReplayFile {
     pub grain: Option<crate::Grain>,
     pub max_steps: usize,
     pub found: FoundBy,
+    #[serde(deserialize_with = "recorded_violation")]
     pub violation: Violation,
     pub steps: usize,
     pub preemptions: usize,
@@ -114,12 +119,18 @@ impl ReplayFile {
             path: path.to_path_buf(),
             message,
         };
+        strict::check_no_duplicate_keys(&text).map_err(|e| corrupt(e.to_string()))?;
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
         let format = value
             .get("format")
             .and_then(|f| f.as_u64())
             .ok_or_else(|| corrupt("no format version".into()))?;
+        if format == 0 {
+            return Err(corrupt(format!(
+                "format 0 is not a replay file format (this braid reads 1 to {FORMAT_VERSION})"
+            )));
+        }
         if format > u64::from(FORMAT_VERSION) {
             return Err(ReplayFileError::NewerFormat {
                 path: path.to_path_buf(),
@@ -167,7 +178,8 @@ impl ReplayFile {
         ))
     }
 
-    /// Writes the file atomically: a temporary file in the same directory, then a rename.
+    /// Writes the file atomically: a temporary file in the same directory, then a rename (see
+    /// [`write_atomic`]).
     pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
         let mut json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         json.push('\n');
@@ -175,25 +187,19 @@ impl ReplayFile {
     }
 }
 
-/// Writes `bytes` to `path` atomically (temporary file in the same directory, then a rename),
-/// creating the directory if needed: a reader never sees half a file, and an existing file is
-/// only replaced by a complete one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path)
+/// A recorded violation, read strictly: a key braid does not write is an error, not ignored.
+fn recorded_violation<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Violation, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Recorded {
+        invariant: String,
+        message: String,
+        step: usize,
+    }
+    let r = Recorded::deserialize(d)?;
+    Ok(Violation {
+        invariant: r.invariant,
+        message: r.message,
+        step: r.step,
+    })
 }

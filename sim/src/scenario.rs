@@ -116,8 +116,66 @@ impl Default for ExploreDefaults {
     }
 }
 
-/// Parses a strategy name and its settings as given on the command line or in a scenario
-/// (`state_visible`: the model's, which decides the default reduction).
+/// The deepest PCT search accepted: d-1 priority change points per run, where every bug braid
+/// has found needs at most 6 (a depth of 10^8 would take minutes and gigabytes to set up).
+pub const MAX_DEPTH: usize = 1_000;
+
+/// A strategy by name, as a scenario file or the command line names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrategyName {
+    /// The plan: iterative-bounding DFS in part of the budget, then the portfolio.
+    Default,
+    Random,
+    Pct,
+    Portfolio,
+    Dfs,
+}
+
+impl std::str::FromStr for StrategyName {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        match name {
+            "default" => Ok(StrategyName::Default),
+            "random" => Ok(StrategyName::Random),
+            "pct" => Ok(StrategyName::Pct),
+            "portfolio" => Ok(StrategyName::Portfolio),
+            "dfs" => Ok(StrategyName::Dfs),
+            other => Err(format!(
+                "unknown strategy '{other}' (known: default, random, pct, portfolio, dfs)"
+            )),
+        }
+    }
+}
+
+/// The strategy `name` with its settings (`state_visible`: the model's, which decides the
+/// default reduction).
+pub fn strategy(
+    name: StrategyName,
+    depth: usize,
+    preemption_bound: Option<usize>,
+    reduction: Option<Reduction>,
+    state_visible: bool,
+) -> Result<StrategyKind, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!(
+            "PCT depth must be at most {MAX_DEPTH}, not {depth}"
+        ));
+    }
+    match name {
+        StrategyName::Default => Ok(StrategyKind::Default),
+        StrategyName::Random => Ok(StrategyKind::Random),
+        StrategyName::Pct if depth >= 1 => Ok(StrategyKind::Pct { depth }),
+        StrategyName::Pct => Err("PCT depth must be at least 1".into()),
+        StrategyName::Portfolio => Ok(StrategyKind::Portfolio),
+        StrategyName::Dfs => Ok(StrategyKind::Dfs {
+            preemption_bound,
+            reduction: reduction.unwrap_or(Reduction::for_search(preemption_bound, state_visible)),
+        }),
+    }
+}
+
+/// Parses a strategy name and its settings as given in a scenario (see [`strategy`]).
 pub fn parse_strategy(
     name: &str,
     depth: usize,
@@ -125,20 +183,13 @@ pub fn parse_strategy(
     reduction: Option<Reduction>,
     state_visible: bool,
 ) -> Result<StrategyKind, String> {
-    match name {
-        "default" => Ok(StrategyKind::Default),
-        "random" => Ok(StrategyKind::Random),
-        "pct" if depth >= 1 => Ok(StrategyKind::Pct { depth }),
-        "pct" => Err("PCT depth must be at least 1".into()),
-        "portfolio" => Ok(StrategyKind::Portfolio),
-        "dfs" => Ok(StrategyKind::Dfs {
-            preemption_bound,
-            reduction: reduction.unwrap_or(Reduction::for_search(preemption_bound, state_visible)),
-        }),
-        other => Err(format!(
-            "unknown strategy '{other}' (known: default, random, pct, portfolio, dfs)"
-        )),
-    }
+    strategy(
+        name.parse()?,
+        depth,
+        preemption_bound,
+        reduction,
+        state_visible,
+    )
 }
 
 #[derive(Deserialize)]
@@ -234,6 +285,14 @@ impl Scenario {
 
     /// All scenarios in `dir`, by name.
     pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
+        Self::paths_in(dir)?
+            .iter()
+            .map(|p| Scenario::load(p))
+            .collect()
+    }
+
+    /// The scenario files in `dir` (`*.toml`), by name.
+    pub fn paths_in(dir: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
         let entries = std::fs::read_dir(dir).map_err(|error| ScenarioError::Io {
             path: dir.to_path_buf(),
             error,
@@ -243,7 +302,7 @@ impl Scenario {
             .filter(|p| p.extension().is_some_and(|x| x == "toml"))
             .collect();
         paths.sort();
-        paths.iter().map(|p| Scenario::load(p)).collect()
+        Ok(paths)
     }
 
     /// A scenario by name (`broker-bind-race`) from `dir`, or by path.

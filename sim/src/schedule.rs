@@ -3,16 +3,53 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// One decision of a run: which task took the next step, or which value a `choose` drew.
 /// Serialised as `"router:p1"` or `{"choose": 1}` so a replay file reads like a story. A task's
 /// name is shared, not copied, by every decision that names it: a run records one per step.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Read strictly: an object with any key but one `choose` is an error.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(untagged)]
 pub enum Decision {
     Task(Arc<str>),
     Choice { choose: usize },
+}
+
+impl<'de> Deserialize<'de> for Decision {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DecisionVisitor)
+    }
+}
+
+struct DecisionVisitor;
+
+impl<'de> Visitor<'de> for DecisionVisitor {
+    type Value = Decision;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a task name or {\"choose\": n}")
+    }
+
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<Decision, E> {
+        Ok(Decision::Task(Arc::from(name)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Decision, A::Error> {
+        let mut choose = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key != "choose" {
+                return Err(de::Error::unknown_field(&key, &["choose"]));
+            }
+            if choose.is_some() {
+                return Err(de::Error::duplicate_field("choose"));
+            }
+            choose = Some(map.next_value::<usize>()?);
+        }
+        let choose = choose.ok_or_else(|| de::Error::missing_field("choose"))?;
+        Ok(Decision::Choice { choose })
+    }
 }
 
 impl fmt::Display for Decision {

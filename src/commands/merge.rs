@@ -8,49 +8,36 @@ use anyhow::{bail, Context, Result};
 use sim::scenario::Expected;
 
 use crate::cli::{Format, MergeArgs};
-use crate::report::ScenarioReport;
+use crate::report::{ScenarioReport, REPORT_FORMAT};
 use crate::Verdict;
 
 pub fn run(args: &MergeArgs) -> Result<Verdict> {
-    // Scenarios in the order the first shard lists them.
+    // Scenarios in the order the first file lists them; each scenario's shards, with their file.
     let mut index: BTreeMap<(String, Option<String>), usize> = BTreeMap::new();
-    let mut reports: Vec<ScenarioReport> = Vec::new();
+    let mut groups: Vec<Vec<(PathBuf, ScenarioReport)>> = Vec::new();
     for path in &args.files {
         for part in load(path)? {
+            check_part(&part, path)?;
             let key = (part.scenario.clone(), part.mutant.clone());
-            match index.get(&key) {
-                None => {
-                    index.insert(key, reports.len());
-                    reports.push(part);
-                }
-                Some(&i) => combine(&mut reports[i], part, path)?,
-            }
+            let i = *index.entry(key).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[i].push((path.clone(), part));
         }
     }
-    for r in &mut reports {
-        r.distinct_schedules = r
-            .schedule_digests
-            .as_ref()
-            .map_or(r.distinct_schedules, |d| d.len());
-        r.runs_per_sec = if r.elapsed_ms > 0.0 {
-            r.runs as f64 / (r.elapsed_ms / 1e3)
-        } else {
-            0.0
-        };
-        r.outcome = if r.violations.is_empty() {
-            "holds"
-        } else {
-            "violation"
+    let mut reports = Vec::new();
+    for group in groups {
+        check_complete(&group)?;
+        let mut parts = group.into_iter();
+        let (_, mut total) = parts.next().expect("a group has a shard");
+        let mut pct_bounds = vec![total.pct_bound];
+        for (path, part) in parts {
+            pct_bounds.push(part.pct_bound);
+            combine(&mut total, part, &path)?;
         }
-        .to_string();
-        let expected = Expected::try_from(r.expected.clone()).map_err(anyhow::Error::msg)?;
-        r.matches_expectation = expected.matches(r.violations.iter().map(|v| v.invariant.as_str()));
-        r.end_states = r
-            .end_state_digests
-            .as_ref()
-            .map_or(r.end_states, |d| d.len());
-        r.schedule_digests = None;
-        r.end_state_digests = None;
+        finish(&mut total, &pct_bounds)?;
+        reports.push(total);
     }
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&reports)?),
@@ -68,10 +55,120 @@ fn load(path: &PathBuf) -> Result<Vec<ScenarioReport>> {
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_str(&text).with_context(|| {
         format!(
-            "{}: not a `braid explore --format json` summary",
+            "{}: not a `braid explore --shard i/n --format json` summary of format {REPORT_FORMAT}",
             path.display()
         )
     })
+}
+
+/// One shard's report must say which shard it is, of this format, and be whole.
+fn check_part(part: &ScenarioReport, path: &Path) -> Result<()> {
+    let name = &part.scenario;
+    if part.format != REPORT_FORMAT {
+        bail!(
+            "{}: {name}: summary format {}, this braid merges format {REPORT_FORMAT}",
+            path.display(),
+            part.format
+        );
+    }
+    if part.shard.is_none() {
+        bail!(
+            "{}: {name} is not a shard (explore it with --shard i/n)",
+            path.display()
+        );
+    }
+    if part.interrupted {
+        bail!(
+            "{}: {name}: this shard was interrupted and covers only part of its runs",
+            path.display()
+        );
+    }
+    if part.schedule_digests.is_none() || part.end_state_digests.is_none() {
+        bail!("{}: {name}: the shard lists no digests", path.display());
+    }
+    Ok(())
+}
+
+/// A scenario's shards must be 1..=n of one split, each exactly once.
+fn check_complete(group: &[(PathBuf, ScenarioReport)]) -> Result<()> {
+    let (first_path, first) = &group[0];
+    let name = &first.scenario;
+    let info = first.shard.expect("checked");
+    let mut seen: BTreeMap<u64, &Path> = BTreeMap::new();
+    for (path, part) in group {
+        let shard = part.shard.expect("checked");
+        if (shard.count, shard.budget_runs) != (info.count, info.budget_runs) {
+            bail!(
+                "{}: {name} is shard {}/{} of {} runs, but {} has shard {}/{} of {} runs: not one split",
+                path.display(),
+                shard.index,
+                shard.count,
+                runs_text(shard.budget_runs),
+                first_path.display(),
+                info.index,
+                info.count,
+                runs_text(info.budget_runs)
+            );
+        }
+        if let Some(other) = seen.insert(shard.index, path) {
+            bail!(
+                "{name}: shard {}/{} is given twice ({} and {})",
+                shard.index,
+                shard.count,
+                other.display(),
+                path.display()
+            );
+        }
+    }
+    let missing: Vec<String> = (1..=info.count)
+        .filter(|i| !seen.contains_key(i))
+        .map(|i| format!("{i}/{}", info.count))
+        .collect();
+    if !missing.is_empty() {
+        bail!("{name}: shard {} missing", missing.join(", "));
+    }
+    Ok(())
+}
+
+fn runs_text(runs: Option<u64>) -> String {
+    runs.map_or("unbounded".into(), |r| r.to_string())
+}
+
+/// What the combined shards say as one exploration.
+fn finish(r: &mut ScenarioReport, pct_bounds: &[Option<f64>]) -> Result<()> {
+    r.distinct_schedules = r
+        .schedule_digests
+        .as_ref()
+        .map_or(r.distinct_schedules, |d| d.len());
+    r.runs_per_sec = if r.elapsed_ms > 0.0 {
+        r.runs as f64 / (r.elapsed_ms / 1e3)
+    } else {
+        0.0
+    };
+    r.outcome = if r.violations.is_empty() {
+        "holds"
+    } else {
+        "violation"
+    }
+    .to_string();
+    let expected = Expected::try_from(r.expected.clone()).map_err(anyhow::Error::msg)?;
+    r.matches_expectation = expected.matches(r.violations.iter().map(|v| v.invariant.as_str()));
+    r.end_states = r
+        .end_state_digests
+        .as_ref()
+        .map_or(r.end_states, |d| d.len());
+    // PCT: the weakest shard's per-run bound, over every shard's runs.
+    let bound = pct_bounds
+        .iter()
+        .copied()
+        .collect::<Option<Vec<f64>>>()
+        .and_then(|b| b.into_iter().reduce(f64::min));
+    r.pct_bound = bound;
+    r.pct_confidence = bound.map(|p| 1.0 - (1.0 - p).powf(r.runs as f64));
+    r.shard = None;
+    r.schedule_digests = None;
+    r.end_state_digests = None;
+    Ok(())
 }
 
 /// Adds one shard's summary of a scenario to the running total.

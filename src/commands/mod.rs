@@ -1,5 +1,6 @@
 pub mod cargo_test;
 pub mod ci;
+pub mod completions;
 pub mod explore;
 pub mod list;
 pub mod merge;

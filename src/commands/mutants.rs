@@ -13,11 +13,13 @@ use sim::scenario::{Expected, Scenario};
 
 use super::explore::{explore_one, select};
 use crate::cli::{BudgetArgs, Cli, Format, MutantsArgs};
-use crate::report::ViolationReport;
-use crate::Verdict;
+use crate::report::{ViolationReport, REPORT_FORMAT};
+use crate::{colour, Verdict};
 
 #[derive(Serialize)]
 pub struct MutantReport {
+    /// `REPORT_FORMAT`.
+    pub format: u32,
     pub model: String,
     pub variant: String,
     pub guard: String,
@@ -91,6 +93,7 @@ pub fn hunt(
     out: &Path,
 ) -> Result<MutantReport> {
     let mut report = MutantReport {
+        format: REPORT_FORMAT,
         model: model.to_string(),
         variant: variant.to_string(),
         guard: guard.to_string(),
@@ -118,8 +121,11 @@ fn print_line(r: &MutantReport) {
     let name = format!("{}/{} without {}", r.model, r.variant, r.guard);
     match (&r.caught_by, &r.violation) {
         (Some(scenario), Some(v)) => println!(
-            "caught    {name:<60} by {scenario}: {} (run {}); braid replay {}",
-            v.invariant, v.first_run, v.replay_file
+            "{}    {name:<60} by {scenario}: {} (run {}); braid replay {}",
+            colour::verdict("caught", true),
+            v.invariant,
+            v.first_run,
+            v.replay_file
         ),
         _ => {
             let tried: Vec<String> = r
@@ -127,7 +133,11 @@ fn print_line(r: &MutantReport) {
                 .iter()
                 .map(|(s, runs)| format!("{s} ({runs} runs)"))
                 .collect();
-            println!("SURVIVED  {name:<60} holds on {}", tried.join(", "));
+            println!(
+                "{}  {name:<60} holds on {}",
+                colour::verdict("SURVIVED", false),
+                tried.join(", ")
+            );
         }
     }
 }

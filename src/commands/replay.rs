@@ -4,15 +4,21 @@
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use sim::render::{self, Caption};
-use sim::replay_file::{digest_hex, write_atomic, DigestCheck, ReplayFile, FORMAT_VERSION};
+use sim::replay_file::{
+    check_target, digest_hex, write_atomic, DigestCheck, ReplayFile, FORMAT_VERSION,
+};
 use sim::strategy::Replay;
 use sim::{run_once, RunConfig, RunOutcome, Violation};
 
 use crate::cli::{Format, ReplayArgs};
+use crate::colour;
+use crate::report::REPORT_FORMAT;
 use crate::Verdict;
 
 #[derive(Serialize)]
 struct ReplayReport<'a> {
+    /// `REPORT_FORMAT`.
+    format: u32,
     file: String,
     scenario: &'a str,
     model: &'a str,
@@ -26,6 +32,10 @@ struct ReplayReport<'a> {
 }
 
 pub fn run(args: &ReplayArgs) -> Result<Verdict> {
+    // An output braid may not write is bad input, said before anything runs.
+    for out in args.svg.iter().chain(&args.html) {
+        check_target(out).with_context(|| format!("writing {}", out.display()))?;
+    }
     let file = ReplayFile::load(&args.file)?;
     if file.model == super::cargo_test::TEST_MODEL {
         return super::cargo_test::replay(&file, &args.file);
@@ -100,10 +110,15 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
     }
     match args.format {
         _ if args.mermaid => {
-            println!("```mermaid\n{}```", render::mermaid(&trace, &caption));
+            let diagram = match args.compact {
+                true => render::mermaid_compact(&trace, &caption),
+                false => render::mermaid(&trace, &caption),
+            };
+            println!("```mermaid\n{diagram}```");
         }
         Format::Json => {
             let report = ReplayReport {
+                format: REPORT_FORMAT,
                 file: path.to_string(),
                 scenario: &file.scenario,
                 model: &file.model,
@@ -135,15 +150,23 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
             println!();
             match violation {
                 Some(v) if reproduced => println!(
-                    "reproduced: {} at step {}: {}",
-                    v.invariant, v.step, v.message
+                    "{}: {} at step {}: {}",
+                    colour::verdict("reproduced", true),
+                    v.invariant,
+                    v.step,
+                    v.message
                 ),
                 Some(v) => println!(
-                    "NOT reproduced: recorded {}, got {} at step {}: {}",
-                    file.violation.invariant, v.invariant, v.step, v.message
+                    "{}: recorded {}, got {} at step {}: {}",
+                    colour::verdict("NOT reproduced", false),
+                    file.violation.invariant,
+                    v.invariant,
+                    v.step,
+                    v.message
                 ),
                 None => println!(
-                    "NOT reproduced: the run holds (recorded {})",
+                    "{}: the run holds (recorded {})",
+                    colour::verdict("NOT reproduced", false),
                     file.violation.invariant
                 ),
             }

@@ -93,19 +93,24 @@ impl Default for Params {
 }
 
 impl Params {
+    /// The largest `publishers x messages + inflight`: every message gets a 16-bit MQTT packet
+    /// id, counted up from the persisted ones.
+    pub const MAX_PACKET_IDS: usize = u16::MAX as usize - 1;
+
     pub fn validate(&self) -> Result<(), String> {
-        for (name, value) in [
-            ("publishers", self.publishers),
-            ("messages", self.messages),
-            ("window", self.window),
-            ("lane_capacity", self.lane_capacity),
-        ] {
-            if value == 0 {
-                return Err(format!("{name} must be at least 1"));
-            }
-        }
-        if self.inflight > 1000 {
-            return Err("inflight must be at most 1000".into());
+        use crate::bounds::{check, MAX_SIZE, MAX_TASKS};
+        check("publishers", self.publishers, 1, MAX_TASKS)?;
+        check("messages", self.messages, 1, MAX_SIZE)?;
+        check("window", self.window, 1, MAX_SIZE)?;
+        check("lane_capacity", self.lane_capacity, 1, MAX_SIZE)?;
+        check("inflight", self.inflight, 0, 1000)?;
+        let packets = self.publishers * self.messages + self.inflight;
+        if packets > Self::MAX_PACKET_IDS {
+            return Err(format!(
+                "publishers x messages + inflight must be at most {} (MQTT packet ids are 16 \
+                 bits), not {packets}",
+                Self::MAX_PACKET_IDS
+            ));
         }
         Ok(())
     }

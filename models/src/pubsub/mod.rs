@@ -51,13 +51,7 @@ impl Default for Params {
 
 impl Params {
     pub fn validate(&self) -> Result<(), String> {
-        if self.queue == 0 {
-            return Err("queue must be at least 1".into());
-        }
-        if self.queue > 16 {
-            return Err("queue must be at most 16".into());
-        }
-        Ok(())
+        crate::bounds::check("queue", self.queue, 1, 16)
     }
 }
 

@@ -88,19 +88,11 @@ impl Default for Params {
 
 impl Params {
     pub fn validate(&self) -> Result<(), String> {
-        if self.stored > 3 {
-            return Err("stored must be at most 3".into());
-        }
-        for (name, value) in [
-            ("limit", self.limit),
-            ("outbound", self.outbound),
-            ("pubsub_queue", self.pubsub_queue),
-        ] {
-            if value == 0 {
-                return Err(format!("{name} must be at least 1"));
-            }
-        }
-        Ok(())
+        use crate::bounds::{check, MAX_SIZE};
+        check("stored", self.stored, 0, 3)?;
+        check("limit", self.limit, 1, MAX_SIZE)?;
+        check("outbound", self.outbound, 1, MAX_SIZE)?;
+        check("pubsub_queue", self.pubsub_queue, 1, MAX_SIZE)
     }
 }
 

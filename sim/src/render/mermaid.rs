@@ -84,3 +84,50 @@ pub fn mermaid(trace: &Trace, caption: &Caption<'_>) -> String {
     }
     out
 }
+
+/// The compact form, for a pull request or a CI summary at a comment's width: tasks only (no
+/// lane per lock, channel or atomic), the model's events in their task's lane, the preempting
+/// steps and the end of the run.
+pub fn mermaid_compact(trace: &Trace, caption: &Caption<'_>) -> String {
+    let lanes = Lanes::of(trace);
+    let id = |lane: usize| format!("T{lane}");
+    let mut out = String::from("sequenceDiagram\n");
+    let _ = writeln!(out, "    title {}", text(caption.title));
+    for (i, t) in lanes.tasks.iter().enumerate() {
+        let _ = writeln!(out, "    participant {} as {}", id(i), text(t));
+    }
+    for line in &trace.lines {
+        match line {
+            TraceLine::Step {
+                step,
+                task,
+                op,
+                effect,
+                preempted: true,
+                ..
+            } => {
+                // No object lanes here: the operation keeps its object's name.
+                let label = step_label(op, None, effect.as_deref());
+                let _ = writeln!(out, "    rect rgb(255, 228, 181)");
+                let _ = writeln!(
+                    out,
+                    "    Note over {}: {step}* preempts: {}",
+                    id(lanes.task(task)),
+                    text(&label)
+                );
+                let _ = writeln!(out, "    end");
+            }
+            TraceLine::Step { .. } => {}
+            TraceLine::Event { task, text: t, .. } => {
+                let _ = writeln!(out, "    Note over {}: {}", id(lanes.task(task)), text(t));
+            }
+            TraceLine::End { step, text: t } => {
+                let last = id(lanes.tasks.len().saturating_sub(1));
+                let _ = writeln!(out, "    rect rgb(255, 200, 200)");
+                let _ = writeln!(out, "    Note over T0,{last}: {step}: {}", text(t));
+                let _ = writeln!(out, "    end");
+            }
+        }
+    }
+    out
+}

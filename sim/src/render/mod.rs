@@ -6,7 +6,7 @@
 mod mermaid;
 mod svg;
 
-pub use mermaid::mermaid;
+pub use mermaid::{mermaid, mermaid_compact};
 pub use svg::{html, svg};
 
 use crate::trace::{Trace, TraceLine};

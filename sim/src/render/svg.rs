@@ -1,16 +1,25 @@
 //! A swimlane SVG of a run: one column per task, then one per engine object; each step an
 //! arrow from the task to the object it touched; model events as labels in the task's lane;
-//! preempted steps shaded orange, the violation red.
+//! preempted steps shaded orange, the violation red. Text is sized for a monospace font that
+//! draws about 0.6 em per character (7.2 px at 12 px): boxes and lanes are as wide as their text.
 
 use std::fmt::Write as _;
 
 use super::{step_label, Caption, Lanes};
 use crate::trace::{Trace, TraceLine};
 
-const LANE: usize = 180;
+/// The narrowest lane.
+const MIN_LANE: usize = 180;
 const ROW: usize = 22;
 const LEFT: usize = 56;
 const TOP: usize = 74;
+/// Padding inside a box, each side.
+const PAD: usize = 6;
+
+/// The width in pixels of `text` at `size` px in the picture's monospace font.
+pub(crate) fn text_width(text: &str, size: f64) -> usize {
+    (text.chars().count() as f64 * size * 0.6).ceil() as usize
+}
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -19,15 +28,85 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn x(lane: usize) -> usize {
-    LEFT + lane * LANE + LANE / 2
+/// Where the picture's columns are: every lane as wide as its widest header.
+struct Layout<'a> {
+    lanes: Lanes,
+    trace: &'a Trace,
+    lane: usize,
+    width: usize,
+    height: usize,
+}
+
+impl<'a> Layout<'a> {
+    fn of(trace: &'a Trace) -> Layout<'a> {
+        let lanes = Lanes::of(trace);
+        let widest = lanes
+            .tasks
+            .iter()
+            .chain(&lanes.objects)
+            .map(|n| text_width(n, 12.0) + 4 * PAD)
+            .max()
+            .unwrap_or(0);
+        let lane = widest.max(MIN_LANE);
+        Layout {
+            width: LEFT + lanes.count() * lane + 40,
+            height: TOP + trace.lines.len() * ROW + 30,
+            lanes,
+            trace,
+            lane,
+        }
+    }
+
+    /// The centre of lane `i`.
+    fn x(&self, i: usize) -> usize {
+        LEFT + i * self.lane + self.lane / 2
+    }
+
+    fn name(&self, i: usize) -> (&str, bool) {
+        match self.lanes.tasks.get(i) {
+            Some(t) => (t, true),
+            None => (&self.lanes.objects[i - self.lanes.tasks.len()], false),
+        }
+    }
 }
 
 pub fn svg(trace: &Trace, caption: &Caption<'_>) -> String {
-    let lanes = Lanes::of(trace);
-    let width = LEFT + lanes.count() * LANE + 40;
-    let height = TOP + trace.lines.len() * ROW + 30;
+    let layout = Layout::of(trace);
     let mut out = String::new();
+    header(&mut out, &layout, caption);
+    lanes(&mut out, &layout);
+    for (row, line) in layout.trace.lines.iter().enumerate() {
+        let y = TOP + row * ROW + ROW / 2;
+        match line {
+            TraceLine::Step {
+                step,
+                task,
+                op,
+                object,
+                effect,
+                preempted,
+            } => {
+                let from = layout.x(layout.lanes.task(task));
+                if *preempted {
+                    preemption(&mut out, &layout, from, y);
+                }
+                let label = step_label(op, object.as_deref(), effect.as_deref());
+                let to = object.as_deref().map(|o| layout.x(layout.lanes.object(o)));
+                arrow(&mut out, *step, from, to, &label, y);
+            }
+            TraceLine::Event { task, text, .. } => {
+                event(&mut out, layout.x(layout.lanes.task(task)), text, y)
+            }
+            TraceLine::End { step, text } => end(&mut out, &layout, *step, text, y),
+        }
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// The `<svg>` element, the arrow marker, the title and the verdict.
+fn header(out: &mut String, l: &Layout, caption: &Caption<'_>) {
+    let (width, height) = (l.width, l.height);
     let _ = writeln!(
         out,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="ui-monospace, Menlo, Consolas, monospace" font-size="12">"#
@@ -51,146 +130,138 @@ pub fn svg(trace: &Trace, caption: &Caption<'_>) -> String {
             esc(msg)
         );
     }
-    // Lane headers and lines.
-    for lane in 0..lanes.count() {
-        let (name, is_task) = if lane < lanes.tasks.len() {
-            (&lanes.tasks[lane], true)
+}
+
+/// Each lane's header box and its line down the picture (dashed for an engine object).
+fn lanes(out: &mut String, l: &Layout) {
+    for lane in 0..l.lanes.count() {
+        let (name, is_task) = l.name(lane);
+        let (fill, weight, dash) = if is_task {
+            ("#e8f0fe", "bold", "")
         } else {
-            (&lanes.objects[lane - lanes.tasks.len()], false)
+            ("#f1f3f4", "normal", r#" stroke-dasharray="4 4""#)
         };
-        let left = LEFT + lane * LANE + 6;
-        let fill = if is_task { "#e8f0fe" } else { "#f1f3f4" };
         let _ = writeln!(
             out,
-            r##"<rect x="{left}" y="{}" width="{}" height="22" rx="4" fill="{fill}" stroke="#999"/>"##,
+            r##"<rect x="{}" y="{}" width="{}" height="22" rx="4" fill="{fill}" stroke="#999"/>"##,
+            LEFT + lane * l.lane + PAD,
             TOP - 28,
-            LANE - 12
+            l.lane - 2 * PAD
         );
-        let weight = if is_task { "bold" } else { "normal" };
         let _ = writeln!(
             out,
             r#"<text x="{}" y="{}" text-anchor="middle" font-weight="{weight}">{}</text>"#,
-            x(lane),
+            l.x(lane),
             TOP - 13,
             esc(name)
         );
-        let dash = if is_task {
-            ""
-        } else {
-            r#" stroke-dasharray="4 4""#
-        };
         let _ = writeln!(
             out,
             r##"<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#bbb"{dash}/>"##,
-            x(lane),
+            l.x(lane),
             TOP - 6,
-            height - 20
+            l.height - 20
         );
     }
-    for (row, line) in trace.lines.iter().enumerate() {
-        let y = TOP + row * ROW + ROW / 2;
-        match line {
-            TraceLine::Step {
-                step,
-                task,
-                op,
-                object,
-                effect,
-                preempted,
-            } => {
-                if *preempted {
-                    let _ = writeln!(
-                        out,
-                        r##"<rect x="4" y="{}" width="{}" height="{ROW}" fill="#ffe4b5"/>"##,
-                        y - ROW / 2,
-                        width - 8
-                    );
-                    let _ = writeln!(
-                        out,
-                        r##"<text x="{}" y="{}" fill="#b35900" font-size="10">preempts</text>"##,
-                        x(lanes.task(task)) + 8,
-                        y - 2
-                    );
-                }
-                let _ = writeln!(
-                    out,
-                    r##"<text x="8" y="{}" fill="#666">{step}</text>"##,
-                    y + 4
-                );
-                let from = x(lanes.task(task));
-                let _ = writeln!(
-                    out,
-                    r##"<circle cx="{from}" cy="{y}" r="4" fill="#1a73e8"/>"##
-                );
-                let label = esc(&step_label(op, object.as_deref(), effect.as_deref()));
-                match object {
-                    Some(o) => {
-                        let to = x(lanes.object(o));
-                        let _ = writeln!(
-                            out,
-                            r##"<line x1="{from}" y1="{y}" x2="{to}" y2="{y}" stroke="#555" marker-end="url(#arrow)"/>"##
-                        );
-                        let _ = writeln!(
-                            out,
-                            r#"<text x="{}" y="{}" text-anchor="middle" font-size="11">{label}</text>"#,
-                            (from + to) / 2,
-                            y - 4
-                        );
-                    }
-                    None => {
-                        let _ = writeln!(
-                            out,
-                            r#"<text x="{}" y="{}" font-size="11">{label}</text>"#,
-                            from + 9,
-                            y + 4
-                        );
-                    }
-                }
-            }
-            TraceLine::Event { task, text, .. } => {
-                let at = x(lanes.task(task));
-                let w = 7 * text.chars().count() + 12;
-                let _ = writeln!(
-                    out,
-                    r##"<rect x="{}" y="{}" width="{w}" height="{}" rx="4" fill="#e6f4ea" stroke="#188038"/>"##,
-                    at + 6,
-                    y - ROW / 2 + 2,
-                    ROW - 4
-                );
-                let _ = writeln!(
-                    out,
-                    r##"<text x="{}" y="{}" fill="#0d652d" font-weight="bold">{}</text>"##,
-                    at + 12,
-                    y + 4,
-                    esc(text)
-                );
-            }
-            TraceLine::End { step, text } => {
-                let _ = writeln!(
-                    out,
-                    r##"<rect x="4" y="{}" width="{}" height="{ROW}" fill="#fde2e1"/>"##,
-                    y - ROW / 2,
-                    width - 8
-                );
-                let _ = writeln!(
-                    out,
-                    r##"<text x="8" y="{}" fill="#b00020" font-weight="bold">{step}  {}</text>"##,
-                    y + 4,
-                    esc(text)
-                );
-            }
-        }
-    }
-    out.push_str("</svg>\n");
-    out
 }
 
-/// A self-contained HTML page: the caption, the swimlane picture, a legend, the text trace.
+/// A preempted step's row shaded, and a tag left of the task's dot (its labels go right).
+fn preemption(out: &mut String, l: &Layout, from: usize, y: usize) {
+    let _ = writeln!(
+        out,
+        r##"<rect x="4" y="{}" width="{}" height="{ROW}" fill="#ffe4b5"/>"##,
+        y - ROW / 2,
+        l.width - 8
+    );
+    let _ = writeln!(
+        out,
+        r##"<text x="{}" y="{}" text-anchor="end" fill="#b35900" font-size="10">preempts</text>"##,
+        from - 8,
+        y + 4
+    );
+}
+
+/// A step: its number, the task's dot, and an arrow to the object it touched (or the label
+/// beside the dot).
+fn arrow(out: &mut String, step: usize, from: usize, to: Option<usize>, label: &str, y: usize) {
+    let _ = writeln!(
+        out,
+        r##"<text x="8" y="{}" fill="#666">{step}</text>"##,
+        y + 4
+    );
+    let _ = writeln!(
+        out,
+        r##"<circle cx="{from}" cy="{y}" r="4" fill="#1a73e8"/>"##
+    );
+    let label = esc(label);
+    match to {
+        Some(to) => {
+            let _ = writeln!(
+                out,
+                r##"<line x1="{from}" y1="{y}" x2="{to}" y2="{y}" stroke="#555" marker-end="url(#arrow)"/>"##
+            );
+            let _ = writeln!(
+                out,
+                r#"<text x="{}" y="{}" text-anchor="middle" font-size="11">{label}</text>"#,
+                (from + to) / 2,
+                y - 4
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                r#"<text x="{}" y="{}" font-size="11">{label}</text>"#,
+                from + 9,
+                y + 4
+            );
+        }
+    }
+}
+
+/// A model event: a green box as wide as its text, in the task's lane.
+fn event(out: &mut String, at: usize, text: &str, y: usize) {
+    let _ = writeln!(
+        out,
+        r##"<rect x="{}" y="{}" width="{}" height="{}" rx="4" fill="#e6f4ea" stroke="#188038"/>"##,
+        at + PAD,
+        y - ROW / 2 + 2,
+        text_width(text, 12.0) + 2 * PAD,
+        ROW - 4
+    );
+    let _ = writeln!(
+        out,
+        r##"<text x="{}" y="{}" fill="#0d652d" font-weight="bold">{}</text>"##,
+        at + 2 * PAD,
+        y + 4,
+        esc(text)
+    );
+}
+
+/// The end of the run: the violation, or how the run ended, across the picture in red.
+fn end(out: &mut String, l: &Layout, step: usize, text: &str, y: usize) {
+    let _ = writeln!(
+        out,
+        r##"<rect x="4" y="{}" width="{}" height="{ROW}" fill="#fde2e1"/>"##,
+        y - ROW / 2,
+        l.width - 8
+    );
+    let _ = writeln!(
+        out,
+        r##"<text x="8" y="{}" fill="#b00020" font-weight="bold">{step}  {}</text>"##,
+        y + 4,
+        esc(text)
+    );
+}
+
+/// A self-contained HTML page: the caption, the swimlane picture (in a container that scrolls
+/// sideways rather than cut off the right-hand lanes), a legend, the text trace.
 pub fn html(trace: &Trace, caption: &Caption<'_>) -> String {
     format!(
         concat!(
-            "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title>\n",
-            "<style>body{{font-family:system-ui,sans-serif;margin:24px}} pre{{background:#f8f9fa;padding:12px}}",
+            "<!doctype html>\n<html><head><meta charset=\"utf-8\">",
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title>\n",
+            "<style>body{{font-family:system-ui,sans-serif;margin:24px}} pre{{background:#f8f9fa;padding:12px;overflow-x:auto}}",
+            " .picture{{max-width:100%;overflow-x:auto;border:1px solid #ddd}} .picture svg{{display:block;max-width:none}}",
             " .legend span{{display:inline-block;padding:2px 8px;margin-right:8px;border-radius:4px}}</style>\n",
             "</head><body>\n<h1>{title}</h1>\n<p class=\"legend\">",
             "<span style=\"background:#e8f0fe\">task lane</span>",
@@ -198,7 +269,7 @@ pub fn html(trace: &Trace, caption: &Caption<'_>) -> String {
             "<span style=\"background:#e6f4ea\">model event: a frame on the wire, a ghost fact</span>",
             "<span style=\"background:#ffe4b5\">preemption</span>",
             "<span style=\"background:#fde2e1\">end of run / violation</span></p>\n",
-            "{svg}\n<h2>Trace</h2>\n<pre>{text}</pre>\n</body></html>\n"
+            "<div class=\"picture\">\n{svg}</div>\n<h2>Trace</h2>\n<pre>{text}</pre>\n</body></html>\n"
         ),
         title = esc(caption.title),
         svg = svg(trace, caption),

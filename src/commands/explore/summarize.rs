@@ -1,0 +1,122 @@
+//! An exploration's summary and written violations as the scenario's report: outcome against
+//! the expectation (with a coarse grain's check), and what the search covered.
+
+use anyhow::{Context, Result};
+use sim::explore::Summary;
+use sim::scenario::Scenario;
+use sim::strategy::StrategyKind;
+
+use super::plan::Plan;
+use super::write::Target;
+use crate::cli::BudgetArgs;
+use crate::report::{
+    AuditSummary, GrainCheckReport, ScenarioReport, ShardInfo, ViolationReport, REPORT_FORMAT,
+};
+
+pub fn report(
+    target: &Target,
+    plan: &Plan,
+    args: &BudgetArgs,
+    summary: &Summary,
+    violations: Vec<ViolationReport>,
+    interrupted: bool,
+) -> Result<ScenarioReport> {
+    let scenario = target.scenario;
+    // A search that saw no run through proves nothing, whatever it expected.
+    let outcome = match (violations.is_empty(), summary.proves_nothing()) {
+        (false, _) => "violation",
+        (true, _) if interrupted => "interrupted",
+        (true, true) => "inconclusive",
+        (true, false) => "holds",
+    };
+    let audit = summary.audit.as_ref();
+    let grain_check = check_grain(scenario, target.model, target.mutant, outcome, plan.seed)?;
+    let matches_expectation = !matches!(outcome, "inconclusive" | "interrupted")
+        && audit.is_none_or(|a| a.passed())
+        && grain_check
+            .as_ref()
+            .is_none_or(GrainCheckReport::as_declared)
+        && scenario
+            .expected
+            .matches(violations.iter().map(|v| v.invariant.as_str()));
+    // The explorer may have turned reduction off (bounded search, or a model it cannot see into).
+    let strategy = summary.strategy;
+    let (preemption_bound, reduction) = match strategy {
+        StrategyKind::Dfs {
+            preemption_bound,
+            reduction,
+        } => (preemption_bound, Some(reduction)),
+        _ => (None, None),
+    };
+    let sharded = args.shard.is_some();
+    Ok(ScenarioReport {
+        format: REPORT_FORMAT,
+        scenario: scenario.name.clone(),
+        model: scenario.model.clone(),
+        variant: scenario.variant.clone(),
+        mutant: target.mutant.map(str::to_string),
+        strategy: strategy.name().to_string(),
+        depth: strategy.depth(),
+        seed: plan.seed,
+        shard: args.shard.map(|s| ShardInfo {
+            index: s.index,
+            count: s.count,
+            budget_runs: plan.unsharded_runs,
+        }),
+        runs: summary.runs,
+        distinct_schedules: summary.distinct_schedules,
+        elapsed_ms: summary.elapsed.as_secs_f64() * 1e3,
+        runs_per_sec: summary.runs_per_sec(),
+        max_steps_seen: summary.max_steps_seen,
+        grain: target.model.grain().name().to_string(),
+        grain_check,
+        exhaustive: summary.exhaustive,
+        yielded_fairly: summary.yielded_fairly,
+        proved_bound: summary.proved_bound,
+        pruned: summary.pruned,
+        preemption_bound,
+        reduction,
+        end_states: summary.end_states.len(),
+        pct_bound: summary.pct_bound(),
+        pct_confidence: summary.pct_confidence(),
+        schedule_digests: sharded.then(|| summary.digests.iter().copied().collect()),
+        end_state_digests: sharded.then(|| summary.end_states.iter().copied().collect()),
+        determinism_checked: summary.determinism_checked,
+        interrupted,
+        outcome: outcome.to_string(),
+        expected: scenario.expected.to_string(),
+        matches_expectation,
+        violations,
+        audit: audit.map(|a| AuditSummary {
+            pruned_branches: a.pruned,
+            audited: a.audited,
+            complete: a.complete,
+            runs: a.runs,
+            misses: a.misses.iter().map(|m| m.what.clone()).collect(),
+        }),
+    })
+}
+
+/// A coarse-grain scenario that held owes a grain check (access-grain portfolio runs); what
+/// they find must be what the scenario declares its grain hides (`hides`), else the "holds"
+/// does not stand. Mutants are judged on what their search finds, and skip it.
+fn check_grain(
+    scenario: &Scenario,
+    model: &dyn sim::Model,
+    mutant: Option<&str>,
+    outcome: &str,
+    seed: u64,
+) -> Result<Option<GrainCheckReport>> {
+    if model.grain() == sim::Grain::Access || mutant.is_some() || outcome != "holds" {
+        return Ok(None);
+    }
+    let runs = sim::explore::GRAIN_CHECK_RUNS;
+    let found = sim::explore::grain_check(model, seed, runs, scenario.explore.max_steps)
+        .with_context(|| format!("grain check of {}", scenario.name))?;
+    Ok(Some(GrainCheckReport {
+        runs,
+        invariant: found.as_ref().map(|f| f.invariant.clone()),
+        message: found.map(|f| f.message),
+        declared: scenario.hides.clone(),
+    }))
+}

@@ -1,0 +1,3 @@
+//! What several test binaries share.
+
+pub mod junit10;

@@ -1,0 +1,127 @@
+//! Ctrl-C: the first stops an exploration between runs, writes what it found and prints the
+//! summary (exit 130); the second exits at once. The engine's side is `Explorer::cancel_on`.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sim::explore::Explorer;
+use sim::strategy::{Reduction, StrategyKind};
+
+fn model(name: &str) -> Box<dyn sim::Model> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let s = sim::scenario::Scenario::find(&dir, name).unwrap();
+    models::registry::build(&s.model, &s.variant, &s.params).unwrap()
+}
+
+#[test]
+fn a_cancelled_exploration_stops_before_its_next_run_and_proves_nothing() {
+    let model = model("broker-bound-first");
+    let dfs = StrategyKind::Dfs {
+        preemption_bound: None,
+        reduction: Reduction::VisitedStates,
+    };
+    for (strategy, jobs, runs) in [
+        (StrategyKind::Random, 1, Some(1_000_000)),
+        (StrategyKind::Pct { depth: 3 }, 2, Some(1_000_000)),
+        (dfs, 1, None),
+        (dfs, 2, None),
+        // A budget makes an unbounded DFS deepen: it stops between levels too.
+        (dfs, 1, Some(1_000_000)),
+    ] {
+        let mut explorer = Explorer::new(model.as_ref())
+            .strategy(strategy)
+            .jobs(jobs)
+            .cancel_on(Arc::new(AtomicBool::new(true)));
+        if let Some(r) = runs {
+            explorer = explorer.runs(r);
+        }
+        let summary = explorer.run().unwrap();
+        assert_eq!(summary.runs, 0, "{strategy:?} x{jobs}");
+        assert!(!summary.exhaustive, "{strategy:?} x{jobs}");
+        assert_eq!(summary.proved_bound, None, "{strategy:?} x{jobs}");
+    }
+    // Not cancelled: the same search proves the scenario.
+    let summary = Explorer::new(model.as_ref())
+        .strategy(dfs)
+        .cancel_on(Arc::new(AtomicBool::new(false)))
+        .run()
+        .unwrap();
+    assert!(summary.exhaustive && summary.runs > 0);
+}
+
+fn spawn_explore(out: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args([
+            "explore",
+            "broker-bind-race",
+            "broker-bound-first",
+            "--strategy",
+            "random",
+            "--runs",
+            "1000000000",
+            "--jobs",
+            "2",
+            "--format",
+            "json",
+            "--out",
+        ])
+        .arg(out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("braid runs")
+}
+
+fn sigint(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[cfg(unix)]
+#[test]
+fn the_first_ctrl_c_writes_what_was_found_and_prints_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = spawn_explore(dir.path());
+    std::thread::sleep(Duration::from_millis(1500));
+    sigint(&child);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the JSON summary");
+    let reports = report.as_array().unwrap();
+    assert_eq!(reports.len(), 1, "the second scenario is not started");
+    let r = &reports[0];
+    assert_eq!(r["interrupted"], true);
+    assert!(r["runs"].as_u64().unwrap() > 0);
+    let file = r["violations"][0]["replay_file"]
+        .as_str()
+        .expect("a violation");
+    let replay = Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args(["replay", file])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(replay.status.code(), Some(0), "the file written reproduces");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_second_ctrl_c_exits_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = spawn_explore(dir.path());
+    std::thread::sleep(Duration::from_millis(1000));
+    sigint(&child);
+    sigint(&child);
+    let start = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
