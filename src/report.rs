@@ -82,6 +82,10 @@ pub struct ScenarioReport {
     /// DFS explored every schedule (no preemption bound cut any): `holds` means every
     /// schedule at this scenario's sizes, not a sample.
     pub exhaustive: bool,
+    /// Under the default plan: how far its DFS got and how many portfolio runs it took turns
+    /// with ("every schedule within 2 preemptions, then 9000 portfolio runs").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
     /// Tasks yielded fairly (`yield_now`): the schedules explored are the fair ones.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub yielded_fairly: bool,
@@ -163,8 +167,7 @@ impl ScenarioReport {
         let reduction = match (self.reduction, self.preemption_bound) {
             (Some(Reduction::None), _) => "no reduction",
             (Some(Reduction::VisitedStates), _) => "visited states",
-            (_, Some(_)) => "bounded partial-order reduction",
-            (_, None) => "sleep sets + source-set DPOR",
+            (_, _) => "partial-order reduction (experimental)",
         };
         if self.interrupted {
             let _ = writeln!(
@@ -173,7 +176,9 @@ impl ScenarioReport {
                 self.runs
             );
         }
-        if self.strategy == "dfs" && self.runs == 0 {
+        if let Some(plan) = &self.plan {
+            let _ = writeln!(out, "  default plan: {plan}");
+        } else if self.strategy == "dfs" && self.runs == 0 {
             let _ = writeln!(
                 out,
                 "  INCONCLUSIVE: no run reached its end ({} cut short): nothing is proved",

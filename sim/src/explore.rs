@@ -11,7 +11,9 @@ use thiserror::Error;
 
 use crate::model::Model;
 use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
-use crate::strategy::{Dfs, Random, Reduction, Replay, Split, Strategy, StrategyKind, Visited};
+use crate::strategy::{
+    Dfs, Plan, Random, Reduction, Replay, Split, Strategy, StrategyKind, Visited,
+};
 
 /// Progress, reported every few hundred runs and at each new violation.
 #[derive(Clone, Copy, Debug)]
@@ -346,6 +348,9 @@ pub struct Explorer<'m> {
     sampling_only: bool,
     /// DFS by value without sleep sets (a model that yields fairly, see `adapt_to`).
     no_sleep_sets: bool,
+    /// The default plan's DFS without reduction (a model that sets timers, or yields fairly
+    /// and is not state-visible).
+    plain_plan: bool,
     /// Run partial-order reduction when asked for it (it is not offered: see `search`), so
     /// that the differential tests keep measuring it.
     experimental_partial_order: bool,
@@ -359,8 +364,6 @@ type ProgressFn<'m> = Box<dyn FnMut(&Progress) + 'm>;
 const DETERMINISM_SAMPLE: u64 = 32;
 /// Branching decision nodes above the subtrees a split DFS hands out to jobs and shards.
 const SPLIT_DEPTH: usize = 3;
-/// The default plan's DFS phase gets one part in this many of the budget.
-const PLAN_DFS_SHARE: u64 = 5;
 /// Calibration runs that estimate a run's length for PCT.
 const CALIBRATION_RUNS: u64 = 16;
 
@@ -386,6 +389,7 @@ impl<'m> Explorer<'m> {
             audit: 0,
             sampling_only: false,
             no_sleep_sets: false,
+            plain_plan: false,
             experimental_partial_order: false,
             cancel: None,
         }
@@ -608,87 +612,6 @@ impl<'m> Explorer<'m> {
             .is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
-    /// The default plan (`StrategyKind::Default`): DFS with iterative context bounding within
-    /// `PLAN_DFS_SHARE` of the budget (runs and time), which either proves every schedule, or
-    /// every schedule within the bound it finished; then the portfolio (random and PCT at
-    /// several depths) with the rest. With no budget given, the budget is 10,000 runs.
-    fn run_plan(mut self) -> Result<Summary, ExploreError> {
-        let start = Instant::now();
-        let runs = match (self.runs, self.time) {
-            (None, None) => Some(10_000),
-            (runs, _) => runs,
-        };
-        let progress = std::cell::RefCell::new(self.progress.take());
-        let phase = |strategy: StrategyKind, done: u64| {
-            let progress = &progress;
-            let mut phase = Explorer::new(self.model)
-                .strategy(strategy)
-                .seed(self.seed)
-                .first_run(self.first_run)
-                .stride(self.stride)
-                .max_steps(self.max_steps)
-                .check_determinism(self.check_determinism)
-                .stop_on_first(self.stop_on_first)
-                .jobs(self.jobs)
-                .on_progress(move |p: &Progress| {
-                    if let Some(f) = progress.borrow_mut().as_mut() {
-                        f(&Progress {
-                            runs: done + p.runs,
-                            budget_runs: runs,
-                            ..*p
-                        });
-                    }
-                });
-            phase.cancel = self.cancel.clone();
-            phase
-        };
-        let dfs = StrategyKind::Dfs {
-            preemption_bound: None,
-            reduction: Reduction::for_search(None, self.model.state_visible()),
-        };
-        let mut first = phase(dfs, 0).deepening(true).sampling(self.audit);
-        if let Some(r) = runs {
-            first = first.runs((r / PLAN_DFS_SHARE).max(1));
-        }
-        if let Some(t) = self.time {
-            first = first.time(t / PLAN_DFS_SHARE as u32);
-        }
-        let proof = first.run()?;
-        let mut plan = PlanReport {
-            dfs_runs: proof.runs,
-            exhaustive: proof.exhaustive,
-            proved_bound: proof.proved_bound,
-            portfolio_runs: 0,
-        };
-        let found = !proof.violations.is_empty();
-        let mut summary = if proof.exhaustive || (found && self.stop_on_first) || self.cancelled() {
-            proof
-        } else {
-            let mut second = phase(StrategyKind::Portfolio, proof.runs);
-            if let Some(r) = runs {
-                second = second.runs(r.saturating_sub(proof.runs).max(1));
-            }
-            if let Some(t) = self.time {
-                second = second.time(
-                    t.saturating_sub(start.elapsed())
-                        .max(Duration::from_millis(1)),
-                );
-            }
-            let sample = second.run()?;
-            plan.portfolio_runs = sample.runs;
-            let (exhaustive, bound) = (proof.exhaustive, proof.proved_bound);
-            let mut total = proof.then_level(sample);
-            // What the plan proved is its DFS phase's; the portfolio adds runs, not a proof.
-            (total.exhaustive, total.proved_bound) = (exhaustive, bound);
-            total.pct_steps = None;
-            total
-        };
-        summary.strategy = StrategyKind::Default;
-        summary.plan = Some(plan);
-        summary.elapsed = start.elapsed();
-        Ok(summary)
-    }
-
     /// Runs `Reduction::PartialOrder` as asked instead of visited states: for the tests that
     /// measure it against plain DFS (it is not offered, see `Reduction::PartialOrder`).
     pub fn experimental_partial_order(mut self, on: bool) -> Self {
@@ -717,6 +640,19 @@ impl<'m> Explorer<'m> {
     /// that a search by value keeps its visited states, which include time and the fairness
     /// waits, and drops only sleep sets. Returns whether the search must start again.
     fn adapt_to(&mut self, used_time: bool, yielded_fairly: bool) -> bool {
+        if self.strategy == StrategyKind::Default {
+            // The plan's DFS: visited states, by value on a state-visible model.
+            if !(used_time || yielded_fairly) || self.plain_plan {
+                return false;
+            }
+            if used_time || !self.model.state_visible() {
+                self.plain_plan = true;
+                return true;
+            }
+            let restart = !self.no_sleep_sets;
+            self.no_sleep_sets = true;
+            return restart;
+        }
         let StrategyKind::Dfs {
             preemption_bound,
             reduction,
@@ -795,16 +731,19 @@ impl<'m> Explorer<'m> {
             }
         }
         if self.strategy == StrategyKind::Default {
-            return self.run_plan();
+            // The plan's turns interleave one enumeration with one sample: it runs as one job.
+            self.jobs = 1;
         }
         // Reductions do not see the dependencies of time or of fair yields (probed by one run
         // here, before jobs split the search; a run of the search that shows one later
         // restarts it, see below).
-        if let StrategyKind::Dfs { reduction, .. } = self.strategy {
-            if reduction != Reduction::None {
-                let probe = self.probe();
-                self.adapt_to(probe.used_time, probe.yielded_fairly);
-            }
+        if matches!(
+            self.strategy,
+            StrategyKind::Dfs { reduction, .. } if reduction != Reduction::None
+        ) || self.strategy == StrategyKind::Default
+        {
+            let probe = self.probe();
+            self.adapt_to(probe.used_time, probe.yielded_fairly);
         }
         if self.deepens() {
             return self.run_deepening();
@@ -817,17 +756,20 @@ impl<'m> Explorer<'m> {
             return self.run_parallel();
         }
         let exhaustive = self.strategy.is_exhaustive();
+        let plan = self.strategy == StrategyKind::Default;
         let config = RunConfig {
             max_steps: self.max_steps,
             trace: false,
-            record_accesses: exhaustive,
+            record_accesses: exhaustive || plan,
         };
         let budget_runs = match (self.runs, self.time) {
             (None, None) if !exhaustive => Some(10_000),
             (runs, _) => runs,
         };
         let pct_steps = match self.strategy {
-            StrategyKind::Pct { .. } | StrategyKind::Portfolio => Some(self.calibrate(&config)),
+            StrategyKind::Pct { .. } | StrategyKind::Portfolio | StrategyKind::Default => {
+                Some(self.calibrate(&config))
+            }
             _ => None,
         };
         let steps_estimate = pct_steps.unwrap_or(config.max_steps);
@@ -913,7 +855,9 @@ impl<'m> Explorer<'m> {
                             first_run: run,
                             count: 1,
                             time_to_first: start.elapsed(),
-                            by: self.strategy,
+                            by: strategy
+                                .plan_progress()
+                                .map_or(self.strategy, |p| p.last_by),
                             run: result.clone(),
                         });
                     }
@@ -940,6 +884,17 @@ impl<'m> Explorer<'m> {
                 break;
             }
         }
+        if let Some(p) = strategy.plan_progress() {
+            let proved_bound = p.finished_bound.filter(|_| !p.complete);
+            summary.exhaustive = p.complete;
+            summary.proved_bound = proved_bound;
+            summary.plan = Some(PlanReport {
+                dfs_runs: p.dfs_runs,
+                exhaustive: p.complete,
+                proved_bound,
+                portfolio_runs: p.sample_runs,
+            });
+        }
         summary.elapsed = start.elapsed();
         summary.pruned = strategy.pruned();
         (summary.pruned_sample, summary.pruned_branches) = strategy.pruned_branches();
@@ -951,6 +906,18 @@ impl<'m> Explorer<'m> {
 
     /// The strategy; a DFS split over jobs or shards explores only its own subtrees.
     fn build_strategy(&self, steps_estimate: usize) -> Box<dyn Strategy> {
+        if self.strategy == StrategyKind::Default {
+            let reduction = match self.plain_plan || !self.model.reduction_safe() {
+                true => Reduction::None,
+                false => Reduction::VisitedStates,
+            };
+            let by_value = self.model.state_visible();
+            let plan = Plan::new(self.seed, steps_estimate, reduction, by_value);
+            return match self.no_sleep_sets {
+                true => Box::new(plan.without_sleep_sets()),
+                false => Box::new(plan),
+            };
+        }
         let StrategyKind::Dfs {
             preemption_bound,
             reduction,
@@ -1090,7 +1057,7 @@ impl<'m> Explorer<'m> {
         config: &RunConfig,
     ) -> Result<(), ExploreError> {
         // A seeded run reproduces alone; a DFS run is defined by its path (checked by replay).
-        let fresh = if self.strategy.is_exhaustive() {
+        let fresh = if self.strategy.is_exhaustive() || self.strategy == StrategyKind::Default {
             first.clone()
         } else {
             let strategy = self.strategy.build(self.seed, steps_estimate);

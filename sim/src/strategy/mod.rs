@@ -7,6 +7,7 @@ mod livelock;
 
 pub(crate) use livelock::HIDDEN_STATE;
 mod pct;
+mod plan;
 mod portfolio;
 mod random;
 mod replay;
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 pub use dfs::{Branch, Dfs, Split};
 pub use guided::{Guided, Switches};
 pub use pct::Pct;
+pub use plan::{Plan, PlanProgress};
 pub use portfolio::{Portfolio, PORTFOLIO_DEPTHS};
 pub use random::Random;
 pub use replay::Replay;
@@ -120,6 +122,11 @@ pub trait Strategy {
     fn counts_last_run(&self) -> bool {
         true
     }
+
+    /// The default plan's progress (its strategy only).
+    fn plan_progress(&self) -> Option<PlanProgress> {
+        None
+    }
 }
 
 /// How DFS avoids exploring schedules equivalent to ones it has explored.
@@ -176,9 +183,9 @@ impl std::str::FromStr for Reduction {
 #[serde(rename_all = "lowercase", tag = "strategy")]
 pub enum StrategyKind {
     /// The default plan, the same everywhere (`Check`, `#[braid::test]`, `braid explore`): a
-    /// bounded exhaustive search first (DFS with iterative context bounding) within a fifth of
-    /// the budget, then the portfolio for the rest. Proves what the budget allows, then
-    /// samples deep schedules; never one PCT depth alone (see `Explorer::run_plan`).
+    /// bounded exhaustive search (DFS with iterative context bounding) and the portfolio,
+    /// taking turns run by run (see `Plan`): it proves what the budget allows, and finds what
+    /// sampling finds in at most twice the portfolio's runs; never one PCT depth alone.
     Default,
     /// Uniform over enabled tasks at every step.
     Random,
@@ -232,10 +239,9 @@ impl StrategyKind {
         match *self {
             StrategyKind::Random => Box::new(Random::new(seed)),
             StrategyKind::Pct { depth } => Box::new(Pct::new(seed, depth, steps)),
-            // The plan's sampling phase (its exhaustive phase is a `Dfs`, run by `Explorer`).
-            StrategyKind::Portfolio | StrategyKind::Default => {
-                Box::new(Portfolio::new(seed, steps))
-            }
+            StrategyKind::Portfolio => Box::new(Portfolio::new(seed, steps)),
+            // `Explorer` builds it for its model (by value, reduction); this is the plain form.
+            StrategyKind::Default => Box::new(Plan::new(seed, steps, Reduction::None, false)),
             StrategyKind::Dfs {
                 preemption_bound,
                 reduction,

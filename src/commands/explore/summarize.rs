@@ -72,6 +72,7 @@ pub fn report(
         grain_check,
         exhaustive: summary.exhaustive,
         yielded_fairly: summary.yielded_fairly,
+        plan: summary.plan.map(|p| p.describe(summary.yielded_fairly)),
         proved_bound: summary.proved_bound,
         pruned: summary.pruned,
         preemption_bound,

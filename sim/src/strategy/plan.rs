@@ -1,0 +1,206 @@
+//! The default plan: a bounded exhaustive search and the portfolio, taking turns run by run.
+//!
+//! The DFS deepens its preemption bound level by level (iterative context bounding: every
+//! schedule within 0 preemptions, then 1, then 2), then searches without a bound; once a
+//! search finishes without a bound cutting anything, it has explored every schedule: the plan
+//! is then exhausted, a proof. Runs
+//! alternate: one of the DFS (counted, or cut short by its reduction), one of the portfolio
+//! (random and PCT at several depths), so a bug the portfolio finds in its n-th run is found
+//! within 2n counted runs, and a bug that needs an exact interleaving (which sampling misses)
+//! is found by the enumeration.
+
+use super::{Branch, Dfs, PickView, Portfolio, Reduction, Stop, Strategy, StrategyKind};
+use crate::rt::TaskId;
+use crate::run::RunOutcome;
+
+/// Whose run is in progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Turn {
+    Dfs,
+    Sample,
+}
+
+pub struct Plan {
+    dfs: Dfs,
+    sample: Portfolio,
+    turn: Turn,
+    /// The DFS level in progress (`None`: the unbounded search after the bounded levels), the
+    /// deepest one finished, and whether a finished search cut nothing (every schedule).
+    bound: Option<usize>,
+    finished_bound: Option<usize>,
+    complete: bool,
+    reduction: Reduction,
+    by_value: bool,
+    no_sleep_sets: bool,
+    /// Counted runs of each side, and runs the DFS levels cut short.
+    dfs_runs: u64,
+    sample_runs: u64,
+    pruned_before: u64,
+    last_counted: bool,
+    pruned_in_turn: u64,
+    last_by: StrategyKind,
+}
+
+/// Runs the DFS's reduction may cut short in one turn before the portfolio's run.
+const PRUNED_PER_TURN: u64 = 32;
+/// The bounded levels before the unbounded search: every schedule within 0, 1 and 2
+/// preemptions (where most bugs are, quickly), then all of them (which, by value, is often
+/// cheaper than a deeper level).
+const LAST_BOUNDED_LEVEL: usize = 2;
+
+impl Plan {
+    pub fn new(seed: u64, steps: usize, reduction: Reduction, by_value: bool) -> Self {
+        let mut plan = Plan {
+            dfs: Dfs::new(Some(0), reduction),
+            sample: Portfolio::new(seed, steps),
+            turn: Turn::Dfs,
+            bound: Some(0),
+            finished_bound: None,
+            complete: false,
+            reduction,
+            by_value,
+            no_sleep_sets: false,
+            dfs_runs: 0,
+            sample_runs: 0,
+            pruned_before: 0,
+            last_counted: true,
+            pruned_in_turn: 0,
+            last_by: StrategyKind::Default,
+        };
+        plan.dfs = plan.level(Some(0));
+        plan
+    }
+
+    /// Visited states without sleep sets (a model that yields fairly, see
+    /// `Dfs::without_sleep_sets`).
+    pub fn without_sleep_sets(mut self) -> Self {
+        self.no_sleep_sets = true;
+        self.dfs = self.level(self.bound);
+        self
+    }
+
+    fn level(&self, bound: Option<usize>) -> Dfs {
+        let mut dfs = Dfs::new(bound, self.reduction);
+        if self.by_value {
+            dfs = dfs.by_value();
+        }
+        if self.no_sleep_sets {
+            dfs = dfs.without_sleep_sets();
+        }
+        dfs
+    }
+
+    fn active(&mut self) -> &mut dyn Strategy {
+        match self.turn {
+            Turn::Dfs => &mut self.dfs,
+            Turn::Sample => &mut self.sample,
+        }
+    }
+}
+
+impl Strategy for Plan {
+    fn begin_run(&mut self, run: u64) {
+        if self.complete {
+            self.turn = Turn::Sample;
+        }
+        self.active().begin_run(run);
+    }
+
+    fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {
+        self.active().pick_task(view)
+    }
+
+    fn pick_value(&mut self, step: usize, n: usize) -> Result<usize, Stop> {
+        self.active().pick_value(step, n)
+    }
+
+    fn wants_value_state(&self) -> bool {
+        match self.turn {
+            Turn::Dfs => self.dfs.wants_value_state(),
+            Turn::Sample => false,
+        }
+    }
+
+    fn end_run(&mut self, run: &crate::RunResult) {
+        self.active().end_run(run);
+        match self.turn {
+            Turn::Dfs => {
+                self.last_by = StrategyKind::Dfs {
+                    preemption_bound: self.bound,
+                    reduction: self.reduction,
+                };
+                self.last_counted = run.outcome != RunOutcome::Pruned && self.dfs.counts_last_run();
+                if self.last_counted {
+                    self.dfs_runs += 1;
+                }
+                if self.dfs.exhausted() {
+                    self.pruned_before += self.dfs.pruned();
+                    match self.bound {
+                        Some(k) if self.dfs.cut_by_bound() => {
+                            self.finished_bound = Some(k);
+                            self.bound = (k < LAST_BOUNDED_LEVEL).then_some(k + 1);
+                            self.dfs = self.level(self.bound);
+                        }
+                        _ => self.complete = true,
+                    }
+                }
+                // The portfolio's turn after each counted DFS run, or after a few runs the
+                // reduction cut short: a level that prunes much must not take the time in which
+                // the portfolio would find a bug.
+                self.pruned_in_turn += u64::from(!self.last_counted);
+                if self.last_counted || self.pruned_in_turn >= PRUNED_PER_TURN {
+                    self.pruned_in_turn = 0;
+                    self.turn = Turn::Sample;
+                }
+            }
+            Turn::Sample => {
+                self.last_by = StrategyKind::Portfolio;
+                self.last_counted = true;
+                self.sample_runs += 1;
+                if !self.complete {
+                    self.turn = Turn::Dfs;
+                }
+            }
+        }
+    }
+
+    /// Every schedule explored: a DFS level finished without its bound cutting anything.
+    fn exhausted(&self) -> bool {
+        self.complete
+    }
+
+    fn pruned(&self) -> u64 {
+        self.pruned_before + if self.complete { 0 } else { self.dfs.pruned() }
+    }
+
+    fn pruned_branches(&self) -> (Vec<Branch>, u64) {
+        self.dfs.pruned_branches()
+    }
+
+    fn counts_last_run(&self) -> bool {
+        self.last_counted
+    }
+
+    fn plan_progress(&self) -> Option<PlanProgress> {
+        Some(PlanProgress {
+            dfs_runs: self.dfs_runs,
+            sample_runs: self.sample_runs,
+            finished_bound: self.finished_bound,
+            complete: self.complete,
+            last_by: self.last_by,
+        })
+    }
+}
+
+/// How far the plan has got (`Strategy::plan_progress`).
+#[derive(Clone, Copy, Debug)]
+pub struct PlanProgress {
+    pub dfs_runs: u64,
+    pub sample_runs: u64,
+    /// The deepest DFS level finished: every schedule within that many preemptions.
+    pub finished_bound: Option<usize>,
+    /// A level finished without its bound cutting anything: every schedule.
+    pub complete: bool,
+    /// Which side the last run was.
+    pub last_by: StrategyKind,
+}
