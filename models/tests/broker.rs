@@ -272,6 +272,7 @@ fn dfs_exhausts_the_single_publisher_scenarios_and_finds_their_bugs() {
         for reduction in [Reduction::PartialOrder, Reduction::VisitedStates] {
             let model = broker(variant, 1, "await");
             let s = Explorer::new(model.as_ref())
+                .experimental_partial_order(true)
                 .strategy(StrategyKind::Dfs {
                     preemption_bound: None,
                     reduction,
@@ -295,6 +296,7 @@ fn bounded_reductions_reach_every_end_state_of_bounded_dfs() {
     let model = broker("bound-first", 2, "access");
     let dfs = |reduction| {
         Explorer::new(model.as_ref())
+            .experimental_partial_order(true)
             .strategy(StrategyKind::Dfs {
                 preemption_bound: Some(1),
                 reduction,
@@ -336,6 +338,7 @@ fn value_states_reach_every_end_state_of_unbounded_dpor() {
         assert!(model.state_visible());
         let dfs = |reduction| {
             Explorer::new(model.as_ref())
+                .experimental_partial_order(true)
                 .strategy(StrategyKind::Dfs {
                     preemption_bound: None,
                     reduction,

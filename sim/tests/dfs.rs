@@ -178,6 +178,7 @@ fn dfs_bounded(
     reduction: Reduction,
 ) -> Summary {
     let s = Explorer::new(model)
+        .experimental_partial_order(true)
         .strategy(StrategyKind::Dfs {
             preemption_bound,
             reduction,
@@ -300,6 +301,7 @@ fn dfs_split(
     jobs: usize,
 ) -> Summary {
     Explorer::new(model)
+        .experimental_partial_order(true)
         .strategy(StrategyKind::Dfs {
             preemption_bound: bound,
             reduction,

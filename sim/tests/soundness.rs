@@ -41,6 +41,7 @@ impl Invariant<Ev> for Never {
 
 fn dfs(model: &dyn Model, bound: Option<usize>, reduction: Reduction) -> Summary {
     Explorer::new(model)
+        .experimental_partial_order(true)
         .strategy(StrategyKind::Dfs {
             preemption_bound: bound,
             reduction,
