@@ -296,7 +296,6 @@ fn bounded_reductions_reach_every_end_state_of_bounded_dfs() {
     let model = broker("bound-first", 2, "access");
     let dfs = |reduction| {
         Explorer::new(model.as_ref())
-            .experimental_partial_order(true)
             .strategy(StrategyKind::Dfs {
                 preemption_bound: Some(1),
                 reduction,
@@ -311,8 +310,8 @@ fn bounded_reductions_reach_every_end_state_of_bounded_dfs() {
         assert!(s.finished() && s.violations.is_empty());
         assert_eq!(s.end_states, plain.end_states);
     }
-    // Bounded POR is not offered (it missed end states on generated programs): asked for,
-    // the search runs with visited states.
+    // POR is not offered (it missed end states on generated programs): asked for, the
+    // search runs with visited states.
     assert_eq!(
         por.strategy,
         StrategyKind::Dfs {
