@@ -48,7 +48,15 @@ where
     }
 }
 
-/// The strategies braid explores schedules with.
+/// The strategies braid explores schedules with: `Default` (the plan), `Random`,
+/// `Pct { depth }`, `Portfolio`, and `dfs(preemption_bound)` for a proof.
+///
+/// ```
+/// use braid::Strategy;
+///
+/// let report = braid::check(|| async {}).strategy(Strategy::dfs(None)).run();
+/// assert!(matches!(report.outcome, braid::Outcome::Holds { exhaustive: true, .. }));
+/// ```
 pub type Strategy = StrategyKind;
 
 /// A check of one test body, configured with builder calls and run with [`Check::run`] or
@@ -294,6 +302,16 @@ impl Report {
 }
 
 /// The verdict of a check.
+///
+/// ```
+/// let outcome = braid::check(|| async { braid::task::yield_now().await })
+///     .strategy(braid::Strategy::dfs(None))
+///     .runs(1)
+///     .run()
+///     .outcome;
+/// // One run cannot finish the proof the DFS strategy asks for.
+/// assert!(matches!(outcome, braid::Outcome::Holds { .. } | braid::Outcome::Inconclusive(_)));
+/// ```
 #[derive(Debug)]
 pub enum Outcome {
     /// No schedule explored failed.

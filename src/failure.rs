@@ -123,6 +123,11 @@ pub struct Failure {
 }
 
 /// Where a failing schedule came from.
+///
+/// ```
+/// let report = braid::check(|| async { panic!("boom") }).out(std::env::temp_dir()).run();
+/// assert_eq!(report.failure().unwrap().source, braid::Source::Explored);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
     /// Found by exploring, and written to `Failure::file`.

@@ -11,6 +11,20 @@ use sim::invariant::Invariant;
 use sim::History;
 
 /// A named property of a [`Log`]'s events: [`always`] or [`eventually`].
+///
+/// ```
+/// let sorted: braid::Property<u32> = braid::always("sorted", |e| e.windows(2).all(|w| w[0] <= w[1]));
+/// braid::check(move || {
+///     let sorted = braid::always("sorted", |e: &[u32]| e.windows(2).all(|w| w[0] <= w[1]));
+///     async move {
+///         let log = braid::Log::new([sorted]);
+///         log.push(1);
+///         log.push(2);
+///     }
+/// })
+/// .assert_holds();
+/// # drop(sorted);
+/// ```
 pub struct Property<E> {
     name: String,
     when: When,

@@ -12,6 +12,13 @@ use crate::settings::Settings;
 use crate::test_model::TestModel;
 
 /// A committed regression file, and how its replay went.
+///
+/// ```
+/// let dir = std::env::temp_dir().join("braid-doc-regressions-empty");
+/// let report = braid::check(|| async {}).regressions(&dir).run();
+/// // No files there: nothing replayed first.
+/// assert!(report.regressions.is_empty());
+/// ```
 #[derive(Clone, Debug)]
 pub struct Regression {
     /// The file.
