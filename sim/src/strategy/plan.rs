@@ -103,7 +103,13 @@ impl Strategy for Plan {
         if self.complete {
             self.turn = Turn::Sample;
         }
-        self.active().begin_run(run);
+        match self.turn {
+            Turn::Dfs => self.dfs.begin_run(run),
+            // The portfolio's own run numbers: its n-th run here is the n-th run it would make
+            // alone (which of its strategies, which random stream), so the plan finds what it
+            // finds within twice its runs.
+            Turn::Sample => self.sample.begin_run(self.sample_runs),
+        }
     }
 
     fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {
