@@ -310,7 +310,7 @@ fn tables(args: &Args, built: &[(Scenario, Box<dyn Model>)]) {
     // deterministic).
     println!();
     println!(
-        "Scenarios expected to hold: what the default plan's DFS phase proved (a fifth of {} runs):",
+        "Scenarios expected to hold: what the default plan's DFS proved, taking turns with the portfolio ({} runs):",
         args.runs
     );
     println!();
