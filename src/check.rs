@@ -82,8 +82,8 @@ pub struct Check {
 
 impl Check {
     /// How schedules are explored. Default: [`Strategy::Default`], a bounded exhaustive search
-    /// (DFS with iterative context bounding) in a fifth of the budget, then the portfolio
-    /// (random and PCT at several depths).
+    /// (DFS with iterative context bounding) and the portfolio (random and PCT at several
+    /// depths) taking turns run by run.
     pub fn strategy(mut self, strategy: Strategy) -> Self {
         self.settings.strategy = strategy;
         self
