@@ -14,7 +14,12 @@ use serde::{Deserialize, Serialize};
 pub struct ViolationReport {
     pub invariant: String,
     pub message: String,
+    /// The first failing run's index (reproducible from seed + strategy + index; a DFS's
+    /// index counts the runs its reduction cut short).
     pub first_run: u64,
+    /// Runs counted up to and including the first failing one (as `runs` counts them).
+    #[serde(default)]
+    pub runs_to_first: u64,
     /// Runs that broke this invariant.
     pub count: u64,
     pub time_to_first_ms: f64,
@@ -273,8 +278,8 @@ impl ScenarioReport {
         for v in &self.violations {
             let _ = writeln!(
                 out,
-                "  violation {}: first in run {} ({} runs broke it, first after {:.1} ms)",
-                v.invariant, v.first_run, v.count, v.time_to_first_ms
+                "  violation {}: first in run {} of {} ({} runs broke it, first after {:.1} ms)",
+                v.invariant, v.runs_to_first, self.runs, v.count, v.time_to_first_ms
             );
             let minimality = match v.minimality {
                 Some(Minimality::Minimum) => ", the minimum (proved)",

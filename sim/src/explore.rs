@@ -29,8 +29,12 @@ pub struct Progress {
 pub struct Found {
     pub invariant: String,
     pub message: String,
-    /// Index of the first failing run (reproducible alone from seed + strategy + index).
+    /// Index of the first failing run (reproducible alone from seed + strategy + index; a DFS
+    /// counts its pruned runs in the index too).
     pub first_run: u64,
+    /// Counted runs up to and including the first failing one: what the report's "runs"
+    /// counts (DFS runs cut short by a reduction are not counted).
+    pub runs_to_first: u64,
     pub count: u64,
     /// Wall time from the start of the exploration to the first failing run.
     pub time_to_first: Duration,
@@ -155,6 +159,7 @@ impl Summary {
                 Some(t) => t.count += f.count,
                 None => self.violations.push(Found {
                     first_run: offset + f.first_run,
+                    runs_to_first: offset + f.runs_to_first,
                     ..f
                 }),
             }
@@ -853,6 +858,7 @@ impl<'m> Explorer<'m> {
                             invariant: v.invariant.clone(),
                             message: v.message.clone(),
                             first_run: run,
+                            runs_to_first: summary.runs,
                             count: 1,
                             time_to_first: start.elapsed(),
                             by: strategy
