@@ -174,10 +174,9 @@ impl Check {
     }
 
     fn run_with(&self, settings: &Settings, info: &TestInfo) -> Report {
-        let (settings, info) = (settings.clone(), info.clone());
         let model = &self.model;
         if let Some(file) = &settings.replay {
-            match regressions::replay_requested(model, &info, file) {
+            match regressions::replay_requested(model, info, file) {
                 regressions::Requested::Other(note) => eprintln!("braid: {note}"),
                 regressions::Requested::Done(outcome) => {
                     return Report {
@@ -187,7 +186,7 @@ impl Check {
                 }
             }
         }
-        let regressions = regressions::replay_committed(model, &info, &settings);
+        let regressions = regressions::replay_committed(model, info, settings);
         if let Some(failure) = regressions.iter().find_map(Regression::failure) {
             let failure = failure.clone();
             return Report {
@@ -195,7 +194,7 @@ impl Check {
                 regressions,
             };
         }
-        let outcome = explore(model, &info, &settings);
+        let outcome = explore(model, info, settings);
         Report {
             outcome,
             regressions,

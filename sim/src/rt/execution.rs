@@ -76,6 +76,9 @@ pub(crate) struct Execution {
     pub watched: Vec<std::rc::Rc<dyn crate::model::Monitor>>,
     /// Tasks parked in a fair yield (see `fair`).
     pub fair_yields: usize,
+    /// Tasks blocked on a waker: while none is, a decision reads no wake flag (`collect_wakes`
+    /// is off the hot path of models that never block).
+    blocked_tasks: usize,
     /// Whether any task yielded fairly in this run (its schedules are then the fair ones), and
     /// at which step one last did.
     pub yielded_fairly: bool,
@@ -125,6 +128,7 @@ impl Execution {
             main: None,
             watched: Vec::new(),
             fair_yields: 0,
+            blocked_tasks: 0,
             yielded_fairly: false,
             last_fair_yield: None,
             now: std::time::Duration::ZERO,
@@ -212,6 +216,7 @@ impl Execution {
         let task = &mut self.tasks[me.0];
         task.pending = Some(Op::Blocked(obj));
         task.blocked = true;
+        self.blocked_tasks += 1;
         self.decide();
     }
 
@@ -536,7 +541,9 @@ impl Execution {
         let prev = self.current.take();
         let mut enabled = std::mem::take(&mut self.enabled);
         loop {
-            self.collect_wakes();
+            if self.blocked_tasks > 0 {
+                self.collect_wakes();
+            }
             enabled.clear();
             for (i, task) in self.tasks.iter().enumerate() {
                 if self.enabled(task) {
@@ -627,6 +634,7 @@ impl Execution {
             self.fair_grant(pick, op);
         }
         if let Op::Blocked(obj) = op {
+            self.blocked_tasks -= 1;
             // The wake is consumed: the task's future is polled again.
             *self.state_mut(obj) = ObjState::Wake { woken: false };
             if let Some(flag) = &self.tasks[pick.0].wake_flag {
