@@ -7,6 +7,7 @@ pub(crate) mod digest;
 pub(crate) mod execution;
 pub(crate) mod op;
 pub(crate) mod state;
+pub(crate) mod sync_point;
 pub(crate) mod task;
 
 use std::cell::{Cell, RefCell};

@@ -26,6 +26,19 @@ impl<T: Hash> Shared<T> {
         }
     }
 
+    /// A scheduling point right before the running task reads the value: at access grain
+    /// another task may run first. It is synchronous (no `.await`), so the task must be able to
+    /// park in the middle of a poll: tasks spawned through braid's front door are (stackful
+    /// tasks); at await grain it returns at once.
+    pub fn read_point(&self) {
+        crate::rt::sync_point::before(self.id, AccessKind::Read);
+    }
+
+    /// A scheduling point right before the running task changes the value (see `read_point`).
+    pub fn write_point(&self) {
+        crate::rt::sync_point::before(self.id, AccessKind::Write);
+    }
+
     /// Reads the value.
     pub fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
         with_exec(|ex| {
