@@ -54,6 +54,9 @@ mod outcome_file;
 mod property;
 mod regressions;
 mod settings;
+#[path = "std_shaped.rs"]
+pub mod std;
+mod std_sync;
 pub mod sync;
 pub mod task;
 mod test_model;

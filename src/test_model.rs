@@ -45,6 +45,12 @@ impl Model for TestModel {
     fn grain(&self) -> Grain {
         self.grain
     }
+
+    /// A test's code is written for tokio and std: a synchronous atomic load or `try_send` must
+    /// be able to park its task.
+    fn stackful_tasks(&self) -> bool {
+        true
+    }
     // Not `reduction_safe` nor `state_visible`: a test may share plain Rust state between its
     // tasks, which the engine cannot see, so DFS explores it without reduction.
 }

@@ -54,6 +54,14 @@ pub trait Model: Send + Sync {
     fn state_visible(&self) -> bool {
         false
     }
+
+    /// Whether its tasks run on stacks of their own, so that a synchronous operation (a
+    /// `braid::std` atomic load, a facade `try_send`) is a scheduling point at access grain.
+    /// Code written as async models (every access awaited) needs no stacks and runs faster
+    /// without them; code written for tokio does.
+    fn stackful_tasks(&self) -> bool {
+        false
+    }
 }
 
 /// Judges the end state of a run (invariants also judge events as they happen, in `History`).
@@ -83,5 +91,9 @@ impl Model for AtGrain<'_> {
 
     fn state_visible(&self) -> bool {
         self.model.state_visible()
+    }
+
+    fn stackful_tasks(&self) -> bool {
+        self.model.stackful_tasks()
     }
 }

@@ -127,6 +127,7 @@ pub fn run_once(
         config.trace,
         config.record_accesses,
     )));
+    exec.borrow_mut().stackful = model.stackful_tasks();
     let guard = rt::enter(exec.clone());
     simulate(model, run);
     drop(guard);

@@ -13,7 +13,7 @@ pub struct Access {
     pub kind: AccessKind,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AccessKind {
     Read,
     /// An update that commutes with any other update of the same object, though not with a read

@@ -98,6 +98,12 @@ pub(crate) struct Execution {
     digest: Digest,
     root_waker: Option<Waker>,
     enabled: Vec<TaskId>,
+    /// The operation the running task asked to park on in its current slice, and the token of
+    /// that request (see `rt::task::Point`).
+    pub request: Option<(Op, u64)>,
+    tokens: u64,
+    /// Tasks run on stacks of their own (`Model::stackful_tasks`).
+    pub stackful: bool,
 }
 
 impl Execution {
@@ -141,6 +147,37 @@ impl Execution {
             digest: Digest::default(),
             root_waker: None,
             enabled: Vec::with_capacity(8),
+            request: None,
+            tokens: 0,
+            stackful: false,
+        }
+    }
+
+    /// The running task asks to park on `op`: the first request of a slice is the one it parks
+    /// on; a later one gets no token (its point asks again when next polled).
+    pub(crate) fn request(&mut self, op: Op) -> Option<u64> {
+        if self.request.is_some() {
+            return None;
+        }
+        self.tokens += 1;
+        self.request = Some((op, self.tokens));
+        Some(self.tokens)
+    }
+
+    /// Whether a mutex is held (by anyone: a task never holds it twice).
+    pub(crate) fn held_by_other(&self, obj: ObjId) -> bool {
+        matches!(self.objects[obj.0].state, ObjState::Mutex { owner: Some(_) })
+    }
+
+    /// An object's name, for messages.
+    pub(crate) fn describe_object(&self, obj: ObjId) -> String {
+        self.objects[obj.0].name.to_string()
+    }
+
+    /// A point dropped before its task parked on it: its request goes.
+    pub(crate) fn withdraw(&mut self, token: u64) {
+        if self.request.is_some_and(|(_, t)| t == token) {
+            self.request = None;
         }
     }
 
@@ -190,6 +227,7 @@ impl Execution {
             wake_flag: None,
             wake_obj: None,
             blocked: false,
+            parked_token: None,
         });
         let id = self.tasks.len() - 1;
         // The step the parent is taking (steps counts the steps granted so far).

@@ -3,6 +3,7 @@
 //! beyond the `Strategy` trait.
 
 pub(crate) mod access;
+pub(crate) mod coroutine;
 pub(crate) mod digest;
 pub(crate) mod execution;
 pub(crate) mod op;

@@ -37,6 +37,8 @@ pub(crate) enum Op {
     /// a waker: a oneshot, a timer, a select): enabled once something wakes it. The object is
     /// the task's wake-up, which the waking step writes.
     Blocked(ObjId),
+    /// A synchronous access to a shared object (`sync::Shared::read_point`), at access grain.
+    Access(ObjId, super::access::AccessKind),
     /// A fair yield (`task::yield_now`): "let the others run". The task is not picked again
     /// until every task enabled when it yielded has taken a step or stopped being enabled.
     YieldNow,
@@ -65,6 +67,7 @@ impl Op {
             | Op::Notify(o)
             | Op::Atomic(o, _)
             | Op::Join(o)
+            | Op::Access(o, _)
             | Op::Blocked(o) => Some(o),
             Op::Recv { ch, .. } => Some(ch),
             Op::Notified { n, .. } => Some(n),
@@ -97,6 +100,7 @@ impl Op {
             Op::Join(_) => 18,
             Op::YieldNow => 19,
             Op::Blocked(_) => 20,
+            Op::Access(_, kind) => 21 + kind as u64,
         }
     }
 }
@@ -213,6 +217,14 @@ impl fmt::Display for Describe<'_> {
             Op::Join(o) => write!(f, "join {}", name(o)),
             Op::YieldNow => write!(f, "yield_now"),
             Op::Blocked(_) => write!(f, "wake-up"),
+            Op::Access(o, kind) => {
+                let verb = match kind {
+                    super::access::AccessKind::Read => "read",
+                    super::access::AccessKind::Commuting => "update",
+                    super::access::AccessKind::Write => "write",
+                };
+                write!(f, "{verb} {}", name(o))
+            }
         }
     }
 }

@@ -1,10 +1,20 @@
 //! Scheduling points inside synchronous code (an atomic load, a `try_send`): the running task
-//! parks in the middle of a poll, which only a stackful task can do.
+//! parks in the middle of a poll, which only a stackful task can do (see `rt::coroutine`).
 
 use super::access::AccessKind;
-use super::ObjId;
+use super::op::Op;
+use super::task::sync_point;
+use super::{with_exec, ObjId};
+use crate::model::Grain;
 
-/// A scheduling point right before an access of `kind` to `obj`.
-pub(crate) fn before(_obj: ObjId, _kind: AccessKind) {
-    // Filled in by the stackful-task work: until then, not a scheduling point.
+/// A scheduling point right before an access of `kind` to `obj`, at access grain.
+pub(crate) fn before(obj: ObjId, kind: AccessKind) {
+    at_access_grain(Op::Access(obj, kind));
+}
+
+/// A scheduling point on `op` at access grain; at await grain, nothing.
+pub(crate) fn at_access_grain(op: Op) {
+    if super::coroutine::in_stackful() && with_exec(|ex| ex.grain == Grain::Access) {
+        sync_point(op);
+    }
 }

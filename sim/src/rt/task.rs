@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Once};
 use std::task::{Context, Poll, Waker};
 
+use super::coroutine::{self, Slice, Stackful};
 use super::execution::Execution;
 use super::op::Op;
 use super::with_exec;
@@ -45,6 +46,8 @@ pub(crate) struct Task {
     /// While it waits in a fair yield: the step from which the others' steps count, and the
     /// tasks that were enabled then (see `Execution::fair`).
     pub fair_wait: Option<FairWait>,
+    /// The request (see `Point`) it is parked on, until the point that made it goes on.
+    pub parked_token: Option<u64>,
 }
 
 /// What a task in a fair yield waits for: each task in `others` to take a step at or after
@@ -67,19 +70,43 @@ impl FairWait {
 }
 
 /// Spawns a model task named `name`. It first runs when the strategy grants it the baton.
+/// In a run of a model that asks for stackful tasks (`Model::stackful_tasks`) it runs on a
+/// stack of its own, so that a synchronous operation can park it.
 pub fn spawn<F>(name: impl Into<String>, future: F) -> TaskId
 where
     F: Future<Output = ()> + 'static,
 {
-    let id = with_exec(|ex| ex.add_task(name.into()));
+    let (id, stackful, flag) = with_exec(|ex| {
+        let id = ex.add_task(name.into());
+        let flag = Arc::new(TaskWake::default());
+        ex.tasks[id.0].wake_flag = Some(flag.clone());
+        (id, ex.stackful, flag)
+    });
+    let waker = Waker::from(flag);
     LIVE_TASKS.with(|n| n.set(n.get() + 1));
-    drop(madsim::task::spawn_local(ModelTask {
-        id,
-        started: false,
-        future,
-        waker: None,
-    }));
+    match stackful {
+        true => drop(madsim::task::spawn_local(ModelTask {
+            id,
+            body: stackful_body(future, waker),
+        })),
+        false => drop(madsim::task::spawn_local(ModelTask {
+            id,
+            body: Stackless { future, waker },
+        })),
+    }
     id
+}
+
+/// The future on a stack of its own, polled once per resume.
+fn stackful_body<F>(future: F, waker: Waker) -> Stackful
+where
+    F: Future<Output = ()> + 'static,
+{
+    let mut future = Box::pin(future);
+    Stackful::new(move || {
+        let mut cx = Context::from_waker(&waker);
+        future.as_mut().poll(&mut cx).is_ready()
+    })
 }
 
 /// Model tasks whose future madsim has not dropped yet. Zero once a run is over and its
@@ -89,56 +116,148 @@ pub(crate) fn live_tasks() -> usize {
     LIVE_TASKS.with(Cell::get)
 }
 
-/// Parks the running task on `op` and lets the strategy pick who runs next. Ready with the
-/// value drawn (when `op` is a `choose`) once the task holds the baton again.
+/// A scheduling point: the running task asks to park on `op`. Ready, with the value drawn
+/// (when `op` is a `choose`), once the strategy has granted it that operation.
 pub(crate) fn point(op: Op) -> Point {
-    Point::Parking(op)
+    Point {
+        op,
+        token: None,
+    }
 }
 
-/// A scheduling point: first the task parks and the strategy decides, then (unless picked
-/// again at once) it waits for the baton. Both in one borrow of the execution per poll.
-pub(crate) enum Point {
-    Parking(Op),
-    Waiting(TaskId),
+/// A scheduling point, parked lazily: polling it only records a request, and the task parks
+/// once its whole poll has returned (`ModelTask`). So a future may be dropped while waiting
+/// here (a `select!` branch that lost, a `timeout` that fired), and one poll may reach several
+/// points (a `select!` polling each branch): the first request of a poll is the one parked on,
+/// and a point whose request was not parked on asks again when next polled.
+pub(crate) struct Point {
+    op: Op,
+    /// The request this point made, while it waits.
+    token: Option<u64>,
 }
 
 impl Future for Point {
     type Output = usize;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
-        match *self {
-            Point::Parking(op) => {
-                let (me, ready) = with_exec(|ex| {
-                    let me = ex.park_current(op);
-                    // Picked again at once, this goes on without a round trip through madsim.
-                    (me, wait_baton_in(ex, me, cx))
-                });
-                *self = Point::Waiting(me);
-                ready
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<usize> {
+        let op = self.op;
+        let token = self.token;
+        with_exec(|ex| {
+            let me = ex.current.expect("a scheduling point is reached by a running task");
+            let task = &mut ex.tasks[me.0];
+            if token.is_some() && token == task.parked_token {
+                // Granted: the task was parked on this very request.
+                task.parked_token = None;
+                self.token = None;
+                return Poll::Ready(task.choice);
             }
-            Point::Waiting(me) => with_exec(|ex| wait_baton_in(ex, me, cx)),
+            self.token = ex.request(op);
+            Poll::Pending
+        })
+    }
+}
+
+impl Drop for Point {
+    fn drop(&mut self) {
+        if let Some(token) = self.token {
+            super::try_with_exec(|ex| ex.withdraw(token));
         }
     }
 }
 
-/// A model task as madsim runs it: it waits for the baton before its first poll, turns a panic
-/// into a violation, and tells the execution when it is done.
+/// A synchronous scheduling point: the running task parks on `op` in the middle of its poll,
+/// which only a stackful task can do; in any other task it is not a scheduling point. Returns
+/// the value drawn when `op` is a `choose`.
+pub(crate) fn sync_point(op: Op) -> usize {
+    if !coroutine::in_stackful() {
+        return 0;
+    }
+    let requested = with_exec(|ex| {
+        if ex.is_over() {
+            return None;
+        }
+        // A lazy point's request in this poll gives way: it asks again when next polled.
+        ex.request = None;
+        ex.request(op)
+    });
+    let Some(token) = requested else { return 0 };
+    coroutine::suspend();
+    with_exec(|ex| {
+        let Some(me) = ex.current else { return 0 };
+        let task = &mut ex.tasks[me.0];
+        if task.parked_token == Some(token) {
+            task.parked_token = None;
+        }
+        task.choice
+    })
+}
+
+/// A model task as madsim runs it: it runs only with the baton, parks on the request its
+/// future made (or blocks on its waker when it made none), turns a panic into a violation, and
+/// tells the execution when it is done.
 ///
 /// It completes, dropping the model's future, as soon as the run is over. A task parked
 /// forever (a server idle at quiescence, a task in a deadlock) must not outlive its run: madsim
 /// keeps a waker of every pending task in the task's own bookkeeping, so a future that never
 /// completes is never freed, and every run would leak its parked tasks.
 ///
-/// One hand-written future holds the model's future inline (madsim already puts the whole task
-/// on the heap): spawning allocates no box of its own, and an `async` wrapper would have kept
-/// the future twice over in its state.
-struct ModelTask<F> {
+/// A stackless task holds the model's future inline (madsim already puts the whole task on the
+/// heap): spawning allocates no box of its own.
+struct ModelTask<B> {
     id: TaskId,
-    started: bool,
+    body: B,
+}
+
+/// The model's future, run one slice at a time: polled in place, or on a stack of its own.
+trait Body {
+    fn slice(self: Pin<&mut Self>) -> Ran;
+}
+
+/// A future polled in place.
+struct Stackless<F> {
     future: F,
     /// The waker the model's future sees: it marks the task woken (see `TaskWake`), leaving
     /// madsim's waker to the baton.
-    waker: Option<Waker>,
+    waker: Waker,
+}
+
+/// How one slice of a task (a poll, or a resume up to its next suspension) ended.
+enum Ran {
+    Pending,
+    Finished,
+    Panicked(String),
+    Abandoned,
+}
+
+impl<F: Future<Output = ()>> Body for Stackless<F> {
+    fn slice(self: Pin<&mut Self>) -> Ran {
+        // SAFETY: structural pinning: `future` is never moved out, `waker` is plain data.
+        let this = unsafe { self.get_unchecked_mut() };
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        let mut cx = Context::from_waker(&this.waker);
+        match panic::catch_unwind(AssertUnwindSafe(|| future.poll(&mut cx))) {
+            Ok(Poll::Pending) => Ran::Pending,
+            Ok(Poll::Ready(())) => Ran::Finished,
+            Err(_) => Ran::Panicked(take_panic_message()),
+        }
+    }
+}
+
+impl Body for Stackful {
+    fn slice(self: Pin<&mut Self>) -> Ran {
+        match self.get_mut().resume() {
+            Slice::Suspended => Ran::Pending,
+            Slice::Finished => Ran::Finished,
+            Slice::Panicked => Ran::Panicked(take_panic_message()),
+            Slice::Abandoned => Ran::Abandoned,
+        }
+    }
+}
+
+fn take_panic_message() -> String {
+    LAST_PANIC
+        .with(|p| p.borrow_mut().take())
+        .unwrap_or_else(|| "panic".to_string())
 }
 
 /// What a model task's waker does: note that the task may go on. It touches nothing else (a
@@ -170,18 +289,17 @@ impl std::task::Wake for TaskWake {
     }
 }
 
-impl<F> Drop for ModelTask<F> {
+impl<B> Drop for ModelTask<B> {
     fn drop(&mut self) {
         LIVE_TASKS.with(|n| n.set(n.get() - 1));
     }
 }
 
-impl<F: Future<Output = ()>> Future for ModelTask<F> {
+impl<B: Body> Future for ModelTask<B> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // SAFETY: structural pinning: `future` is never moved out of the task, and the other
-        // fields are plain data.
+        // SAFETY: structural pinning: `body` is never moved out, `id` is plain data.
         let this = unsafe { self.get_unchecked_mut() };
         let id = this.id;
         let go = with_exec(|ex| {
@@ -192,11 +310,6 @@ impl<F: Future<Output = ()>> Future for ModelTask<F> {
             let task = &mut ex.tasks[id.0];
             if !task.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                 task.waker = Some(cx.waker().clone());
-            }
-            // Not yet started, or blocked on a waker: it goes on only with the baton. (A task
-            // parked at a scheduling point goes on, and its `Point` checks the baton.)
-            if this.started && !task.blocked {
-                return Some(true);
             }
             let granted = task.take_grant();
             if granted {
@@ -209,64 +322,60 @@ impl<F: Future<Output = ()>> Future for ModelTask<F> {
             Some(false) => return Poll::Pending,
             Some(true) => {}
         }
-        if !this.started {
-            this.started = true;
-        }
-        let waker = this.waker.get_or_insert_with(|| {
-            let flag = Arc::new(TaskWake::default());
-            with_exec(|ex| ex.tasks[id.0].wake_flag = Some(flag.clone()));
-            Waker::from(flag)
-        });
-        let mut inner = Context::from_waker(waker);
-        // SAFETY: see above.
-        let future = unsafe { Pin::new_unchecked(&mut this.future) };
-        IN_MODEL.with(|m| m.set(true));
-        let result = panic::catch_unwind(AssertUnwindSafe(|| future.poll(&mut inner)));
-        IN_MODEL.with(|m| m.set(false));
-        match result {
-            Ok(Poll::Pending) => {
-                // Pending without parking at a scheduling point: blocked on a waker. Once the
-                // run is over, the task completes (dropping its future).
-                let over = with_exec(|ex| {
-                    if !ex.is_over() && ex.current == Some(id) && ex.tasks[id.0].pending.is_none() {
-                        ex.block_current();
-                    }
-                    ex.is_over()
-                });
-                match over {
-                    true => Poll::Ready(()),
-                    false => Poll::Pending,
-                }
-            }
-            Ok(Poll::Ready(())) => {
-                with_exec(|ex| ex.task_finished(id));
-                Poll::Ready(())
-            }
-            Err(_) => {
-                let message = LAST_PANIC
-                    .with(|p| p.borrow_mut().take())
-                    .unwrap_or_else(|| "panic".to_string());
-                with_exec(|ex| ex.task_panicked(id, message));
-                Poll::Ready(())
+        loop {
+            with_exec(|ex| ex.request = None);
+            IN_MODEL.with(|m| m.set(true));
+            // SAFETY: see above.
+            let ran = unsafe { Pin::new_unchecked(&mut this.body) }.slice();
+            IN_MODEL.with(|m| m.set(false));
+            match with_exec(|ex| after_slice(ex, id, ran)) {
+                Next::Again => continue,
+                Next::Wait => return Poll::Pending,
+                Next::Done => return Poll::Ready(()),
             }
         }
     }
 }
 
-/// Ready, with the value drawn if the task parked on a `choose`, once the task holds the
-/// baton.
-fn wait_baton_in(ex: &mut Execution, id: TaskId, _cx: &mut Context<'_>) -> Poll<usize> {
-    // Once the run is over the task stays pending here: `ModelTask` sees the end and completes
-    // it (madsim's waker, which `finish` wakes, is the one `ModelTask` keeps).
+/// What a task does after a slice of it ran.
+enum Next {
+    /// Picked again at once: it goes on without a round trip through madsim.
+    Again,
+    /// Parked or blocked: it waits for the baton.
+    Wait,
+    /// It ended, or its run did.
+    Done,
+}
+
+fn after_slice(ex: &mut Execution, id: TaskId, ran: Ran) -> Next {
     if ex.is_over() {
-        return Poll::Pending;
+        return Next::Done;
     }
-    let task = &mut ex.tasks[id.0];
-    if task.granted {
-        task.granted = false;
-        Poll::Ready(task.choice)
-    } else {
-        Poll::Pending
+    match ran {
+        Ran::Pending => match ex.request.take() {
+            Some((op, token)) => {
+                ex.tasks[id.0].parked_token = Some(token);
+                ex.park_current(op);
+                match ex.current == Some(id) && ex.tasks[id.0].take_grant() {
+                    true => Next::Again,
+                    false => Next::Wait,
+                }
+            }
+            None => {
+                // Pending without a request: blocked on its waker.
+                ex.block_current();
+                Next::Wait
+            }
+        },
+        Ran::Finished => {
+            ex.task_finished(id);
+            Next::Done
+        }
+        Ran::Panicked(message) => {
+            ex.task_panicked(id, message);
+            Next::Done
+        }
+        Ran::Abandoned => Next::Done,
     }
 }
 

@@ -7,6 +7,7 @@ mod mutex;
 mod notify;
 mod rwlock;
 mod shared;
+pub mod std_atomic;
 
 pub use atomic::Atomic;
 pub use mpsc::{channel, Receiver, Sender, TrySendError};

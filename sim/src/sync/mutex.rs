@@ -46,6 +46,40 @@ impl<T> Mutex<T> {
 
     pub async fn lock(&self) -> MutexGuard<'_, T> {
         point(Op::Lock(self.id)).await;
+        self.acquire()
+    }
+
+    /// Takes the lock synchronously, as `std::sync::Mutex::lock` does: a scheduling point in
+    /// the middle of a poll (at every grain, since it may have to wait), which parks a stackful
+    /// task until the lock is free. A stackless task cannot wait there: it takes a free lock,
+    /// and a held one is reported as a deadlock.
+    pub fn lock_sync(&self) -> MutexGuard<'_, T> {
+        if crate::rt::coroutine::in_stackful() {
+            crate::rt::task::sync_point(Op::Lock(self.id));
+        } else if with_exec(|ex| ex.held_by_other(self.id)) {
+            let message = with_exec(|ex| ex.describe_object(self.id));
+            with_exec(|ex| {
+                ex.violate(
+                    "deadlock",
+                    format!("{message} is held and a stackless task cannot wait for it synchronously"),
+                )
+            });
+        }
+        self.acquire()
+    }
+
+    /// Takes the lock if it is free, as `std::sync::Mutex::try_lock`: a scheduling point at
+    /// access grain, never a wait.
+    pub fn try_lock_sync(&self) -> Option<MutexGuard<'_, T>> {
+        crate::rt::sync_point::before(self.id, crate::rt::access::AccessKind::Write);
+        if with_exec(|ex| ex.held_by_other(self.id)) {
+            with_exec(|ex| ex.access(self.id, crate::rt::access::AccessKind::Read));
+            return None;
+        }
+        Some(self.acquire())
+    }
+
+    fn acquire(&self) -> MutexGuard<'_, T> {
         with_exec(|ex| {
             let owner = ex.current.map(|t| t.0);
             *ex.state_mut(self.id) = ObjState::Mutex { owner };
