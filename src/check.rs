@@ -142,6 +142,13 @@ impl Check {
         self
     }
 
+    /// Lets the strategy crash a node (`braid::node`) up to `n` times per run, at any scheduling
+    /// point: its tasks are killed and its init runs again, with only `Durable` state kept.
+    pub fn crashes(mut self, n: usize) -> Self {
+        self.model = self.model.with_crashes(n);
+        self
+    }
+
     /// Names the check, as `#[braid::test]` does with the test's path: replay files record it,
     /// and `BRAID_REPLAY` applies only to the check it names.
     pub fn name(mut self, name: &str) -> Self {

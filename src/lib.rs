@@ -50,6 +50,7 @@
 
 mod check;
 mod failure;
+pub mod node;
 mod outcome_file;
 mod property;
 mod regressions;

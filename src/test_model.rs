@@ -15,6 +15,7 @@ type Body = dyn Fn() -> Pin<Box<dyn Future<Output = ()>>> + Send + Sync;
 pub(crate) struct TestModel {
     body: Arc<Body>,
     grain: Grain,
+    crashes: usize,
 }
 
 impl TestModel {
@@ -26,7 +27,13 @@ impl TestModel {
         TestModel {
             body: Arc::new(move || Box::pin(body())),
             grain: Grain::Access,
+            crashes: 0,
         }
+    }
+
+    pub(crate) fn with_crashes(mut self, crashes: usize) -> Self {
+        self.crashes = crashes;
+        self
     }
 
     pub(crate) fn with_grain(mut self, grain: Grain) -> Self {
@@ -50,6 +57,10 @@ impl Model for TestModel {
     /// be able to park its task.
     fn stackful_tasks(&self) -> bool {
         true
+    }
+
+    fn crashes(&self) -> usize {
+        self.crashes
     }
     // Not `reduction_safe` nor `state_visible`: a test may share plain Rust state between its
     // tasks, which the engine cannot see, so DFS explores it without reduction.

@@ -51,11 +51,18 @@ fn the_torn_pair_is_found_with_a_replay_file_that_reproduces_it() {
     let failure = report.failure().expect("the torn read is found");
     assert!(failure.message.contains("torn"), "{}", failure.message);
     // The schedule stops the reader between its two loads, or the writer between its stores.
-    assert!(failure.trace.contains("load atomic_usize#"), "{}", failure.trace);
+    assert!(
+        failure.trace.contains("load atomic_usize#"),
+        "{}",
+        failure.trace
+    );
     let file = failure.file.clone().expect("a replay file");
     let again = braid::check(torn_pair_body).replay(file).run();
     let again = again.failure().expect("the replay fails again");
-    assert_eq!(again.trace, failure.trace, "the replay follows the same schedule");
+    assert_eq!(
+        again.trace, failure.trace,
+        "the replay follows the same schedule"
+    );
 }
 
 #[test]
@@ -103,7 +110,9 @@ fn at_await_grain_synchronous_accesses_are_not_scheduling_points() {
         .grain(Grain::Await)
         .strategy(braid::Strategy::dfs(None))
         .run();
-    let failure = report.failure().expect("the grain check finds what await grain hides");
+    let failure = report
+        .failure()
+        .expect("the grain check finds what await grain hides");
     assert!(
         failure
             .message
@@ -169,6 +178,8 @@ fn try_lock_on_a_held_std_mutex_would_block_in_some_schedule() {
     })
     .strategy(braid::Strategy::dfs(None))
     .run();
-    let failure = report.failure().expect("the holder can be preempted while holding it");
+    let failure = report
+        .failure()
+        .expect("the holder can be preempted while holding it");
     assert!(failure.message.contains("would block"));
 }

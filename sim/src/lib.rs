@@ -9,6 +9,7 @@ pub mod explore;
 pub mod history;
 pub mod invariant;
 pub mod model;
+pub mod node;
 pub mod ops;
 pub mod render;
 pub mod replay_file;

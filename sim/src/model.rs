@@ -62,6 +62,11 @@ pub trait Model: Send + Sync {
     fn stackful_tasks(&self) -> bool {
         false
     }
+
+    /// How many node crashes (see `node`) a run may decide: a scenario's `crashes = N`.
+    fn crashes(&self) -> usize {
+        0
+    }
 }
 
 /// Judges the end state of a run (invariants also judge events as they happen, in `History`).
@@ -95,5 +100,9 @@ impl Model for AtGrain<'_> {
 
     fn stackful_tasks(&self) -> bool {
         self.model.stackful_tasks()
+    }
+
+    fn crashes(&self) -> usize {
+        self.model.crashes()
     }
 }

@@ -128,6 +128,7 @@ pub fn run_once(
         config.record_accesses,
     )));
     exec.borrow_mut().stackful = model.stackful_tasks();
+    exec.borrow_mut().crashes_left = model.crashes();
     let guard = rt::enter(exec.clone());
     simulate(model, run);
     drop(guard);

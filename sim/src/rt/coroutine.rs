@@ -57,25 +57,26 @@ impl Stackful {
         let stack = STACKS
             .with(|s| s.borrow_mut().pop())
             .unwrap_or_else(|| DefaultStack::new(STACK_BYTES).expect("a task stack"));
-        let coroutine = Coroutine::with_stack(stack, move |yielder: &Yielder<Resume, ()>, first| {
-            if first == Resume::Abandon {
-                return Slice::Abandoned;
-            }
-            loop {
-                YIELDER.with(|y| y.set(yielder));
-                let polled = panic::catch_unwind(AssertUnwindSafe(&mut poll_once));
-                YIELDER.with(|y| y.set(std::ptr::null()));
-                match polled {
-                    Ok(false) => {}
-                    Ok(true) => return Slice::Finished,
-                    Err(payload) if payload.is::<Abandoned>() => return Slice::Abandoned,
-                    Err(_) => return Slice::Panicked,
-                }
-                if yielder.suspend(()) == Resume::Abandon {
+        let coroutine =
+            Coroutine::with_stack(stack, move |yielder: &Yielder<Resume, ()>, first| {
+                if first == Resume::Abandon {
                     return Slice::Abandoned;
                 }
-            }
-        });
+                loop {
+                    YIELDER.with(|y| y.set(yielder));
+                    let polled = panic::catch_unwind(AssertUnwindSafe(&mut poll_once));
+                    YIELDER.with(|y| y.set(std::ptr::null()));
+                    match polled {
+                        Ok(false) => {}
+                        Ok(true) => return Slice::Finished,
+                        Err(payload) if payload.is::<Abandoned>() => return Slice::Abandoned,
+                        Err(_) => return Slice::Panicked,
+                    }
+                    if yielder.suspend(()) == Resume::Abandon {
+                        return Slice::Abandoned;
+                    }
+                }
+            });
         Stackful {
             coroutine: Some(coroutine),
         }

@@ -104,6 +104,14 @@ pub(crate) struct Execution {
     tokens: u64,
     /// Tasks run on stacks of their own (`Model::stackful_tasks`).
     pub stackful: bool,
+    /// Nodes (name, object), the crashes the run may still decide, and the tasks the last
+    /// crash killed (see `node`).
+    nodes: Vec<(String, ObjId)>,
+    pub crashes_left: usize,
+    victims: Vec<TaskId>,
+    /// The running task returned `Pending` to let the runtime drop a crash's victims, keeping
+    /// the baton.
+    pub reschedule: bool,
 }
 
 impl Execution {
@@ -150,7 +158,87 @@ impl Execution {
             request: None,
             tokens: 0,
             stackful: false,
+            nodes: Vec::new(),
+            crashes_left: 0,
+            victims: Vec::new(),
+            reschedule: false,
         }
+    }
+
+    pub(crate) fn add_node(&mut self, name: String, obj: ObjId) -> usize {
+        // A crash depends on every step of its node's tasks, which no reduction sees: runs
+        // with nodes are searched without reduction, as timed runs are.
+        self.used_time = true;
+        self.nodes.push((name, obj));
+        self.nodes.len() - 1
+    }
+
+    pub(crate) fn node_object(&self, node: usize) -> ObjId {
+        self.nodes[node].1
+    }
+
+    pub(crate) fn join_node(&mut self, task: TaskId, node: usize) {
+        self.tasks[task.0].node = Some(node);
+    }
+
+    fn node_up(&self, node: usize) -> bool {
+        self.tasks
+            .iter()
+            .any(|t| t.node == Some(node) && !t.finished)
+    }
+
+    /// Kills every task of `node`: each stops where it is parked, its locks are released and
+    /// its join fails; the runtime drops its future.
+    pub(crate) fn crash_node(&mut self, node: usize) {
+        self.crashes_left -= 1;
+        let mut killed = Vec::new();
+        for i in 0..self.tasks.len() {
+            let task = &mut self.tasks[i];
+            if task.node != Some(node) || task.finished {
+                continue;
+            }
+            task.finished = true;
+            task.killed = true;
+            task.fair_wait = None;
+            match task.pending.take() {
+                Some(Op::Blocked(_)) => self.blocked_tasks -= 1,
+                Some(Op::YieldNow) => self.fair_yields -= 1,
+                _ => {}
+            }
+            if let Some(w) = &task.waker {
+                w.wake_by_ref();
+            }
+            killed.push(task.name.to_string());
+            if let Some(done) = task.done {
+                *self.state_mut(done) = ObjState::Task { finished: true };
+            }
+            for o in 0..self.objects.len() {
+                match self.objects[o].state {
+                    ObjState::Mutex { owner: Some(t) } if t == i => {
+                        *self.state_mut(ObjId(o)) = ObjState::Mutex { owner: None };
+                    }
+                    ObjState::RwLock {
+                        readers,
+                        writer: Some(t),
+                    } if t == i => {
+                        *self.state_mut(ObjId(o)) = ObjState::RwLock {
+                            readers,
+                            writer: None,
+                        };
+                    }
+                    _ => {}
+                }
+            }
+            self.victims.push(TaskId(i));
+        }
+        self.note_effect(|| format!("killed {}", killed.join(", ")));
+    }
+
+    /// The tasks the last crash killed whose futures the runtime has not dropped yet.
+    pub(crate) fn victims_alive(&mut self) -> usize {
+        let tasks = &self.tasks;
+        self.victims.retain(|t| !tasks[t.0].dropped);
+        self.victims.len()
     }
 
     /// The running task asks to park on `op`: the first request of a slice is the one it parks
@@ -166,7 +254,10 @@ impl Execution {
 
     /// Whether a mutex is held (by anyone: a task never holds it twice).
     pub(crate) fn held_by_other(&self, obj: ObjId) -> bool {
-        matches!(self.objects[obj.0].state, ObjState::Mutex { owner: Some(_) })
+        matches!(
+            self.objects[obj.0].state,
+            ObjState::Mutex { owner: Some(_) }
+        )
     }
 
     /// An object's name, for messages.
@@ -228,6 +319,9 @@ impl Execution {
             wake_obj: None,
             blocked: false,
             parked_token: None,
+            node: self.current.and_then(|t| self.tasks[t.0].node),
+            killed: false,
+            dropped: false,
         });
         let id = self.tasks.len() - 1;
         // The step the parent is taking (steps counts the steps granted so far).
@@ -592,6 +686,9 @@ impl Execution {
                 break;
             }
         }
+        if self.crashes_left > 0 && !enabled.is_empty() {
+            self.enable_crashes(&mut enabled);
+        }
         if enabled.is_empty() {
             self.enabled = enabled;
             self.end_blocked();
@@ -629,6 +726,9 @@ impl Execution {
             let time = super::digest::mix(self.now.as_nanos() as u64, self.timers.len() as u64);
             move || super::digest::mix(v.fingerprint(objects, tasks, task_events), time)
         });
+        // A crash task is never the one that goes on by default: once it has crashed a node,
+        // moving off it is no preemption and staying on it would be another crash.
+        let prev = prev.filter(|p| !matches!(self.tasks[p.0].pending, Some(Op::Crash(_))));
         let view = PickView {
             step: self.steps,
             enabled: &enabled,
@@ -661,6 +761,9 @@ impl Execution {
             .pending
             .take()
             .expect("an enabled task is parked");
+        // A crash is the strategy's intervention, never what a task asked for: it counts as a
+        // preemption, so bounds limit crashes too and the shrinker drops the unneeded ones.
+        let preempted = preempted || matches!(op, Op::Crash(_));
         if preempted {
             self.preempted_steps.push(self.steps);
         }
@@ -733,6 +836,26 @@ impl Execution {
         }
     }
 
+    /// Adds the crash tasks of the nodes that are up: a crash can happen wherever another task
+    /// could run (never instead of quiescence or a deadlock).
+    fn enable_crashes(&mut self, enabled: &mut Vec<TaskId>) {
+        for (i, task) in self.tasks.iter().enumerate() {
+            let Some(Op::Crash(obj)) = task.pending else {
+                continue;
+            };
+            if task.finished {
+                continue;
+            }
+            if let Some(node) = self.nodes.iter().position(|&(_, o)| o == obj) {
+                if self.node_up(node) {
+                    enabled.push(TaskId(i));
+                }
+            }
+        }
+        // Kept after the tasks proper (not sorted in): a strategy's default pick, the first
+        // enabled task, is never a crash.
+    }
+
     /// Keeps in `enabled` only the tasks a fair scheduler may pick (loom's `Yield` state,
     /// CHESS's fairness): a task in a fair yield waits until every task that was enabled when
     /// it yielded has taken a step since, or is no longer enabled. Some task always remains (the
@@ -740,12 +863,15 @@ impl Execution {
     /// stay: fairness must never stop a run.
     fn fair(&mut self, enabled: &mut Vec<TaskId>) {
         let steps = self.steps;
+        // A node's crash is no task to be fair to: no one waits for it, and it never runs
+        // just because the others wait (see `enable_crashes`).
+        let is_crash = |t: &Task| matches!(t.pending, Some(Op::Crash(_)));
         for &t in enabled.iter() {
             let task = &self.tasks[t.0];
             if task.pending == Some(Op::YieldNow) && task.fair_wait.is_none() {
                 let others = enabled
                     .iter()
-                    .filter(|&&o| o != t)
+                    .filter(|&&o| o != t && !is_crash(&self.tasks[o.0]))
                     .map(|o| o.0 as u32)
                     .collect();
                 self.tasks[t.0].fair_wait = Some(super::task::FairWait {
@@ -760,10 +886,14 @@ impl Execution {
                     .any(|o| enabled.contains(&TaskId(o as usize)))
             })
         };
-        let eligible: Vec<TaskId> = enabled.iter().copied().filter(|&t| !waits(t)).collect();
-        if !eligible.is_empty() {
-            *enabled = eligible;
+        let (crashes, tasks): (Vec<TaskId>, Vec<TaskId>) =
+            enabled.iter().partition(|t| is_crash(&self.tasks[t.0]));
+        let mut eligible: Vec<TaskId> = tasks.iter().copied().filter(|&t| !waits(t)).collect();
+        if eligible.is_empty() {
+            eligible = tasks;
         }
+        eligible.extend(crashes);
+        *enabled = eligible;
     }
 
     /// As `pick` takes its step: a task's fair yield ends when it is granted. (Reductions do

@@ -37,6 +37,9 @@ pub(crate) enum Op {
     /// a waker: a oneshot, a timer, a select): enabled once something wakes it. The object is
     /// the task's wake-up, which the waking step writes.
     Blocked(ObjId),
+    /// A node's crash (its crash task's step): enabled while the run's crash budget lasts and
+    /// another task can run (see `node`).
+    Crash(ObjId),
     /// A synchronous access to a shared object (`sync::Shared::read_point`), at access grain.
     Access(ObjId, super::access::AccessKind),
     /// A fair yield (`task::yield_now`): "let the others run". The task is not picked again
@@ -68,6 +71,7 @@ impl Op {
             | Op::Atomic(o, _)
             | Op::Join(o)
             | Op::Access(o, _)
+            | Op::Crash(o)
             | Op::Blocked(o) => Some(o),
             Op::Recv { ch, .. } => Some(ch),
             Op::Notified { n, .. } => Some(n),
@@ -78,7 +82,7 @@ impl Op {
     pub(crate) fn is_idle_wait(self) -> bool {
         matches!(
             self,
-            Op::Recv { idle: true, .. } | Op::Notified { idle: true, .. }
+            Op::Recv { idle: true, .. } | Op::Notified { idle: true, .. } | Op::Crash(_)
         )
     }
 
@@ -101,6 +105,7 @@ impl Op {
             Op::YieldNow => 19,
             Op::Blocked(_) => 20,
             Op::Access(_, kind) => 21 + kind as u64,
+            Op::Crash(_) => 24,
         }
     }
 }
@@ -131,6 +136,8 @@ pub(crate) enum ObjState {
     Wake {
         woken: bool,
     },
+    /// A node (its crashes are decided in `Execution::decide`).
+    Node,
 }
 
 impl ObjState {
@@ -145,6 +152,7 @@ impl ObjState {
             ObjState::Atomic => 5,
             ObjState::Task { finished } => mix(6, u64::from(finished)),
             ObjState::Wake { woken } => mix(7, u64::from(woken)),
+            ObjState::Node => 8,
         }
     }
 }
@@ -168,6 +176,7 @@ impl Object {
             (Op::Notified { .. }, ObjState::Notify { permit }) => *permit,
             (Op::Join(_), ObjState::Task { finished }) => *finished,
             (Op::Blocked(_), ObjState::Wake { woken }) => *woken,
+            (Op::Crash(_), _) => false,
             _ => true,
         }
     }
@@ -217,6 +226,7 @@ impl fmt::Display for Describe<'_> {
             Op::Join(o) => write!(f, "join {}", name(o)),
             Op::YieldNow => write!(f, "yield_now"),
             Op::Blocked(_) => write!(f, "wake-up"),
+            Op::Crash(o) => write!(f, "crash {}", name(o)),
             Op::Access(o, kind) => {
                 let verb = match kind {
                     super::access::AccessKind::Read => "read",

@@ -48,6 +48,11 @@ pub(crate) struct Task {
     pub fair_wait: Option<FairWait>,
     /// The request (see `Point`) it is parked on, until the point that made it goes on.
     pub parked_token: Option<u64>,
+    /// The node it belongs to (see `node`), and whether a crash killed it.
+    pub node: Option<usize>,
+    pub killed: bool,
+    /// Its future has been dropped (madsim dropped the task).
+    pub dropped: bool,
 }
 
 /// What a task in a fair yield waits for: each task in `others` to take a step at or after
@@ -119,10 +124,7 @@ pub(crate) fn live_tasks() -> usize {
 /// A scheduling point: the running task asks to park on `op`. Ready, with the value drawn
 /// (when `op` is a `choose`), once the strategy has granted it that operation.
 pub(crate) fn point(op: Op) -> Point {
-    Point {
-        op,
-        token: None,
-    }
+    Point { op, token: None }
 }
 
 /// A scheduling point, parked lazily: polling it only records a request, and the task parks
@@ -143,7 +145,9 @@ impl Future for Point {
         let op = self.op;
         let token = self.token;
         with_exec(|ex| {
-            let me = ex.current.expect("a scheduling point is reached by a running task");
+            let me = ex
+                .current
+                .expect("a scheduling point is reached by a running task");
             let task = &mut ex.tasks[me.0];
             if token.is_some() && token == task.parked_token {
                 // Granted: the task was parked on this very request.
@@ -292,6 +296,12 @@ impl std::task::Wake for TaskWake {
 impl<B> Drop for ModelTask<B> {
     fn drop(&mut self) {
         LIVE_TASKS.with(|n| n.set(n.get() - 1));
+        let id = self.id;
+        super::try_with_exec(|ex| {
+            if let Some(task) = ex.tasks.get_mut(id.0) {
+                task.dropped = true;
+            }
+        });
     }
 }
 
@@ -303,7 +313,7 @@ impl<B: Body> Future for ModelTask<B> {
         let this = unsafe { self.get_unchecked_mut() };
         let id = this.id;
         let go = with_exec(|ex| {
-            if ex.is_over() {
+            if ex.is_over() || ex.tasks[id.0].killed {
                 return None;
             }
             // madsim's waker hands the task the baton (see `Execution::decide`).
@@ -360,6 +370,15 @@ fn after_slice(ex: &mut Execution, id: TaskId, ran: Ran) -> Next {
                     true => Next::Again,
                     false => Next::Wait,
                 }
+            }
+            None if std::mem::take(&mut ex.reschedule) => {
+                // Hands the runtime back for a moment, keeping the baton (see `node`).
+                let task = &mut ex.tasks[id.0];
+                task.granted = true;
+                if let Some(w) = &task.waker {
+                    w.wake_by_ref();
+                }
+                Next::Wait
             }
             None => {
                 // Pending without a request: blocked on its waker.

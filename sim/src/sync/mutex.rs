@@ -61,7 +61,9 @@ impl<T> Mutex<T> {
             with_exec(|ex| {
                 ex.violate(
                     "deadlock",
-                    format!("{message} is held and a stackless task cannot wait for it synchronously"),
+                    format!(
+                        "{message} is held and a stackless task cannot wait for it synchronously"
+                    ),
                 )
             });
         }

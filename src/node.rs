@@ -1,0 +1,37 @@
+//! Crash and restart: a node is a group of tasks that a strategy may kill at any scheduling
+//! point (`Check::crashes(n)` bounds how often per run); its init then runs again. State the
+//! init captures in a [`Durable`] survives; everything its tasks own is dropped, their locks
+//! released, their joins failed. Replay files record each crash as a step of the node's crash
+//! task, so shrinking drops the crashes a failure does not need.
+//!
+//! ```
+//! use std::rc::Rc;
+//! use braid::node::{self, Durable};
+//!
+//! // A server that acknowledges before it persists: a crash in between loses an acked write.
+//! let report = braid::check(|| async {
+//!     let disk = Rc::new(Durable::new("disk", Vec::<u32>::new()));
+//!     let acked = Rc::new(braid::std::sync::atomic::AtomicBool::new(false));
+//!     let (d, a) = (disk.clone(), acked.clone());
+//!     node::start("server", move || {
+//!         let (d, a) = (d.clone(), a.clone());
+//!         async move {
+//!             if a.load(std::sync::atomic::Ordering::SeqCst) { return }
+//!             a.store(true, std::sync::atomic::Ordering::SeqCst); // ack
+//!             braid::tokio::task::yield_now().await;
+//!             d.with_mut(|log| log.push(1)); // persist
+//!         }
+//!     });
+//!     braid::tokio::task::yield_now().await;
+//!     braid::tokio::task::yield_now().await;
+//!     if acked.load(std::sync::atomic::Ordering::SeqCst) {
+//!         braid::tokio::task::yield_now().await;
+//!         braid::tokio::task::yield_now().await;
+//!     }
+//! })
+//! .crashes(1)
+//! .run();
+//! # let _ = report;
+//! ```
+
+pub use sim::node::{start, Durable};
