@@ -241,9 +241,7 @@ impl<T: Clone> Receiver<T> {
         };
         let next = &mut self.next;
         std::future::poll_fn(|cx| {
-            let found = wait
-                .chan
-                .look(next, Some((&mut wait.ticket, cx.waker())));
+            let found = wait.chan.look(next, Some((&mut wait.ticket, cx.waker())));
             match found {
                 Found::Value(at) => Poll::Ready(Ok(wait.chan.buffer.borrow()[at].clone())),
                 Found::Lagged(k) => Poll::Ready(Err(error::RecvError::Lagged(k))),
@@ -306,7 +304,8 @@ impl<T> Drop for Receiver<T> {
 
 impl<T> fmt::Debug for Receiver<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("broadcast::Receiver").finish_non_exhaustive()
+        f.debug_struct("broadcast::Receiver")
+            .finish_non_exhaustive()
     }
 }
 

@@ -62,7 +62,8 @@ impl Control {
 
     fn is_finished(&self) -> bool {
         self.state.read_point();
-        self.state.with(|s| matches!(*s, FINISHED | CANCELLED | JOINED))
+        self.state
+            .with(|s| matches!(*s, FINISHED | CANCELLED | JOINED))
     }
 }
 
@@ -189,7 +190,11 @@ impl<T> Future for JoinHandle<T> {
         });
         match state {
             FINISHED => {
-                let value = this.output.borrow_mut().take().expect("a finished task's output");
+                let value = this
+                    .output
+                    .borrow_mut()
+                    .take()
+                    .expect("a finished task's output");
                 Poll::Ready(Ok(value))
             }
             CANCELLED => Poll::Ready(Err(JoinError { cancelled: true })),

@@ -82,10 +82,7 @@ pub fn channel<T>(init: T) -> (Sender<T>, Receiver<T>) {
         ),
         value: RefCell::new(init),
     });
-    (
-        Sender { chan: chan.clone() },
-        Receiver { chan, version: 0 },
-    )
+    (Sender { chan: chan.clone() }, Receiver { chan, version: 0 })
 }
 
 /// A borrow of the current value. Do not hold it across an `.await`: a send while it is held

@@ -44,7 +44,10 @@ pub struct Sender<T> {
 
 impl<T> Sender<T> {
     fn slots(&self) -> &Semaphore {
-        self.chan.slots.as_ref().expect("a bounded channel has slots")
+        self.chan
+            .slots
+            .as_ref()
+            .expect("a bounded channel has slots")
     }
 
     /// Sends `value`, waiting while every slot is taken (first come, first served among

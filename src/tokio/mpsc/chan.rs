@@ -99,7 +99,10 @@ impl<T> Chan<T> {
     /// A slot reserved (`reserved` counts it) or given up.
     pub(super) fn reserve_slot(&self, delta: isize) {
         let waker = self.state.with_mut(|c| {
-            c.reserved = c.reserved.checked_add_signed(delta).expect("reserved slots");
+            c.reserved = c
+                .reserved
+                .checked_add_signed(delta)
+                .expect("reserved slots");
             // The last reservation given up may leave a closed channel drained.
             match c.disconnected() {
                 true => c.rx_waker.take(),
