@@ -1,18 +1,45 @@
-//! A tokio-shaped facade: the paths and signatures of `tokio` over braid's engine, so code
-//! written for tokio runs under braid with one line changed:
+//! A tokio-shaped facade: the paths, signatures and documented behaviour of `tokio` over
+//! braid's engine, so code written for tokio runs under braid with one line changed.
+//!
+//! Two ways to switch, both leaving the code below them as it is (`tokio::spawn`,
+//! `tokio::sync::mpsc::channel`, `tokio::select!`, ...):
 //!
 //! ```ignore
+//! // 1. A cfg alias, as madsim does: build the simulation with RUSTFLAGS="--cfg madsim".
 //! #[cfg(madsim)]
 //! use braid::tokio;
+//!
+//! // 2. Or always, in test code: the module under tokio's name.
+//! use braid::tokio as tokio;
 //! ```
 //!
-//! (or, as madsim-tokio does, a Cargo rename: `tokio = { package = "braid", ... }` is not
-//! possible for a module, so keep the `use` line). What is here so far: `spawn`, `task`
-//! (`spawn`, `yield_now`, `JoinHandle`), `sync` (`Mutex`, `Notify`, `mpsc`, `oneshot`) and
-//! `time` (`sleep`, `sleep_until`, `timeout`, `interval`, `Instant`, `Duration`), in virtual
-//! time: a sleep never waits on the wall clock; when every task waits and timers are pending,
-//! time jumps to the next deadline, and timers due at the same instant fire in an order the
-//! strategy picks.
+//! (A Cargo rename, `tokio = { package = "braid" }`, cannot work: the facade is a module of
+//! braid, not its root. Under the cfg alias, the real `tokio` dependency may stay in
+//! `Cargo.toml`; the `use` shadows it in that file.)
+//!
+//! What is here:
+//! - [`spawn`], [`task`]: `spawn`, `yield_now`, [`JoinHandle`](task::JoinHandle) (await it,
+//!   `abort`, `is_finished`, `abort_handle`), [`JoinError`](task::JoinError)
+//!   (`is_cancelled`).
+//! - [`sync`]: `Mutex`, `RwLock`, `Semaphore` (fair, FIFO, as tokio's), `Notify`, `oneshot`,
+//!   `mpsc` (bounded, with back-pressure and `reserve`; unbounded), `watch`, `broadcast`.
+//! - [`select!`](crate::tokio::select): random branch order as a scheduling decision,
+//!   `biased;`, `, if` preconditions, `else`; the losing branches are dropped.
+//! - [`time`]: `sleep`, `sleep_until`, `timeout`, `interval`, `Instant`, `Duration`, in virtual
+//!   time: a sleep never waits on the wall clock; when every task waits and timers are pending,
+//!   time jumps to the next deadline, and timers due at the same instant fire in an order the
+//!   strategy picks.
+//!
+//! Every operation on a `sync` item is a scheduling point right before it touches shared state
+//! (with stackful tasks; until then, the points are where a task waits), and a task that must
+//! wait stores its waker and returns `Pending`, as tokio's futures do: so each of them can be
+//! dropped while it waits (a `select!` loser, a `timeout`) and leaves its wait list cleanly.
+//! Wait lists are kept in arrival order, so runs are deterministic.
+//!
+//! Differences from tokio: nothing needs to be `Send` (a run is single-threaded) and the
+//! types are not `Send` either; a task that panics ends the run as the failure braid is looking
+//! for, so no `JoinError` is ever a panic; constructors are not `const` (a primitive is an
+//! object of the run it is created in).
 //!
 //! ```
 //! use std::time::Duration;
@@ -30,22 +57,88 @@
 //! .assert_holds();
 //! ```
 
+mod broadcast;
+mod join;
+mod mpsc;
+mod mutex;
+mod notify;
 mod oneshot;
+mod rwlock;
+mod select;
+mod semaphore;
+mod wait_list;
+mod watch;
 
-pub use crate::task::spawn;
+pub use join::spawn;
 
-/// `tokio::task`.
+#[doc(hidden)]
+pub use select::start as __select_start;
+
+/// Waits on several futures at once, as `tokio::select!`: the first to complete whose output
+/// matches its pattern wins, the others are dropped (cancelled) before its handler runs.
+///
+/// Without `biased;`, which branch is polled first is a scheduling decision (the strategy
+/// picks it among the enabled branches, and replays it), so every order in which ready
+/// branches can win is explored; with `biased;` they are polled in the order written.
+/// `pattern = future, if condition => handler` disables a branch whose condition is false; a
+/// branch whose output does not match its pattern is disabled; `else => expression` runs when
+/// every branch is disabled (without it, that panics, as in tokio).
+///
+/// ```
+/// use braid::tokio::{self, sync::mpsc};
+///
+/// braid::check(|| async {
+///     let (tx, mut rx) = mpsc::channel::<u32>(1);
+///     tx.send(1).await.unwrap();
+///     let got = tokio::select! {
+///         biased;
+///         Some(v) = rx.recv() => v,
+///         _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => 0,
+///     };
+///     assert_eq!(got, 1);
+/// })
+/// .assert_holds();
+/// ```
+#[doc(inline)]
+pub use crate::__braid_tokio_select as select;
+
+/// `tokio::task`: spawning, joining, aborting, yielding.
 pub mod task {
-    pub use crate::task::{spawn, yield_now, JoinError, JoinHandle};
+    pub use super::join::{spawn, AbortHandle, JoinError, JoinHandle};
+    pub use crate::task::yield_now;
 }
 
 /// `tokio::sync`.
 pub mod sync {
-    pub use crate::sync::{mpsc, Mutex, MutexGuard, Notify};
+    pub use super::mutex::{Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
+    pub use super::notify::{Notified, Notify};
+    pub use super::rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+    pub use super::semaphore::{
+        AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError,
+    };
 
     /// `tokio::sync::oneshot`: one value from one task to another.
     pub mod oneshot {
         pub use crate::tokio::oneshot::{channel, error, Receiver, Sender};
+    }
+
+    /// `tokio::sync::mpsc`: multi-producer, single-consumer queues, bounded (`send` waits
+    /// while full) or unbounded.
+    pub mod mpsc {
+        pub use crate::tokio::mpsc::{
+            channel, error, unbounded_channel, OwnedPermit, Permit, Receiver, Sender,
+            UnboundedReceiver, UnboundedSender,
+        };
+    }
+
+    /// `tokio::sync::watch`: the latest value, and a wake-up when it changes.
+    pub mod watch {
+        pub use crate::tokio::watch::{channel, error, Receiver, Ref, Sender};
+    }
+
+    /// `tokio::sync::broadcast`: every value to every receiver, lagging receivers told so.
+    pub mod broadcast {
+        pub use crate::tokio::broadcast::{channel, error, Receiver, Sender};
     }
 }
 

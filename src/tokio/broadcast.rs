@@ -1,0 +1,376 @@
+//! `tokio::sync::broadcast`: every receiver gets every value sent after it subscribed, from a
+//! ring of the last `capacity` values. A receiver that falls further behind than that has lost
+//! the oldest: its next `recv` says by how many (`Lagged(k)`) and resumes at the oldest value
+//! still held. As tokio's, the capacity is rounded up to a power of two.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+use std::task::Poll;
+
+use sim::sync::Shared;
+
+use super::wait_list::{wake_all, WaitList};
+
+/// What the engine tracks: how many values were ever sent, who is still there, who waits.
+struct Meta {
+    /// The position the next value gets.
+    tail: u64,
+    senders: usize,
+    receivers: usize,
+    waiters: WaitList,
+}
+
+impl Hash for Meta {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.tail.hash(state);
+        self.senders.hash(state);
+        self.receivers.hash(state);
+        self.waiters.len().hash(state);
+    }
+}
+
+struct Chan<T> {
+    meta: Shared<Meta>,
+    /// The last `capacity` values: `buffer[0]` is at position `tail - buffer.len()`.
+    buffer: RefCell<VecDeque<T>>,
+    capacity: usize,
+}
+
+/// What a receiver's attempt found (decided under the state's borrow; a value is cloned
+/// after it, since cloning is user code).
+enum Found {
+    Value(usize),
+    Lagged(u64),
+    Closed,
+    Empty,
+}
+
+impl<T> Chan<T> {
+    /// The attempt of a receiver at `next`: its value's index in the buffer, its lag, the end,
+    /// or nothing yet (its waker registered under `ticket` if given).
+    fn look(&self, next: &mut u64, wait: Option<(&mut Option<u64>, &std::task::Waker)>) -> Found {
+        let held = self.buffer.borrow().len() as u64;
+        self.meta.with_mut(|m| {
+            let head = m.tail - held;
+            if *next < head {
+                let lag = head - *next;
+                *next = head;
+                Found::Lagged(lag)
+            } else if *next < m.tail {
+                let at = (*next - head) as usize;
+                *next += 1;
+                Found::Value(at)
+            } else if m.senders == 0 {
+                Found::Closed
+            } else {
+                if let Some((ticket, waker)) = wait {
+                    m.waiters.register(ticket, waker);
+                }
+                Found::Empty
+            }
+        })
+    }
+}
+
+/// A broadcast channel keeping the last `capacity` values (rounded up to a power of two), and
+/// its first receiver (named `broadcast#1`, ... in traces).
+///
+/// # Panics
+/// When `capacity` is 0.
+///
+/// ```
+/// use braid::tokio::sync::broadcast::{self, error::RecvError};
+///
+/// braid::check(|| async {
+///     let (tx, mut rx) = broadcast::channel(2);
+///     for v in [10, 20, 30] {
+///         tx.send(v).unwrap();
+///     }
+///     // 10 was overwritten before `rx` read it.
+///     assert_eq!(rx.recv().await, Err(RecvError::Lagged(1)));
+///     assert_eq!(rx.recv().await, Ok(20));
+///     assert_eq!(rx.recv().await, Ok(30));
+/// })
+/// .assert_holds();
+/// ```
+pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
+    assert!(capacity > 0, "broadcast channel capacity cannot be zero");
+    let capacity = capacity.next_power_of_two();
+    let chan = Rc::new(Chan {
+        meta: Shared::new(
+            sim::sync::auto_name("broadcast"),
+            Meta {
+                tail: 0,
+                senders: 1,
+                receivers: 1,
+                waiters: WaitList::default(),
+            },
+        ),
+        buffer: RefCell::new(VecDeque::with_capacity(capacity)),
+        capacity,
+    });
+    (Sender { chan: chan.clone() }, Receiver { chan, next: 0 })
+}
+
+/// The sending half (clone it for more senders).
+pub struct Sender<T> {
+    chan: Rc<Chan<T>>,
+}
+
+impl<T> Sender<T> {
+    /// Sends `value` to every receiver; returns how many there are, or gives the value back
+    /// when there is none (then it is not kept for later subscribers).
+    pub fn send(&self, value: T) -> Result<usize, error::SendError<T>> {
+        self.chan.meta.write_point();
+        let receivers = self.chan.meta.with(|m| m.receivers);
+        if receivers == 0 {
+            return Err(error::SendError(value));
+        }
+        let overwritten = {
+            let mut buffer = self.chan.buffer.borrow_mut();
+            buffer.push_back(value);
+            match buffer.len() > self.chan.capacity {
+                true => buffer.pop_front(),
+                false => None,
+            }
+        };
+        let woken = self.chan.meta.with_mut(|m| {
+            m.tail += 1;
+            m.waiters.take_all()
+        });
+        drop(overwritten);
+        wake_all(woken);
+        Ok(receivers)
+    }
+
+    /// A new receiver, which gets the values sent from now on.
+    pub fn subscribe(&self) -> Receiver<T> {
+        self.chan.meta.write_point();
+        let next = self.chan.meta.with_mut(|m| {
+            m.receivers += 1;
+            m.tail
+        });
+        Receiver {
+            chan: self.chan.clone(),
+            next,
+        }
+    }
+
+    /// How many receivers there are.
+    pub fn receiver_count(&self) -> usize {
+        self.chan.meta.read_point();
+        self.chan.meta.with(|m| m.receivers)
+    }
+
+    /// How many values are held (the most any receiver has yet to read, up to the capacity).
+    pub fn len(&self) -> usize {
+        self.chan.meta.read_point();
+        self.chan.meta.with(|_| self.chan.buffer.borrow().len())
+    }
+
+    /// Whether no value is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        self.chan.meta.with_mut(|m| m.senders += 1);
+        Sender {
+            chan: self.chan.clone(),
+        }
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        if !sim::engine_running() {
+            return;
+        }
+        let woken = self.chan.meta.with_mut(|m| {
+            m.senders -= 1;
+            match m.senders {
+                0 => m.waiters.take_all(),
+                _ => Vec::new(),
+            }
+        });
+        wake_all(woken);
+    }
+}
+
+impl<T> fmt::Debug for Sender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("broadcast::Sender").finish_non_exhaustive()
+    }
+}
+
+/// A receiving half: gets every value sent since it subscribed, unless it lags.
+pub struct Receiver<T> {
+    chan: Rc<Chan<T>>,
+    next: u64,
+}
+
+/// A `recv` waiting: its waker leaves the list when it is dropped.
+struct Wait<'a, T> {
+    chan: &'a Chan<T>,
+    ticket: Option<u64>,
+}
+
+impl<T> Drop for Wait<'_, T> {
+    fn drop(&mut self) {
+        if self.ticket.is_some() && sim::engine_running() {
+            let ticket = self.ticket;
+            self.chan.meta.with_mut(|m| m.waiters.remove(ticket));
+        }
+    }
+}
+
+impl<T: Clone> Receiver<T> {
+    /// Waits for the next value: `Lagged(k)` if `k` values were overwritten before this
+    /// receiver read them (the next call returns the oldest still held), `Closed` once every
+    /// sender is gone and every held value was read.
+    pub async fn recv(&mut self) -> Result<T, error::RecvError> {
+        self.chan.meta.write_point();
+        let mut wait = Wait {
+            chan: &self.chan,
+            ticket: None,
+        };
+        let next = &mut self.next;
+        std::future::poll_fn(|cx| {
+            let found = wait.chan.look(next, Some((&mut wait.ticket, cx.waker())));
+            match found {
+                Found::Value(at) => Poll::Ready(Ok(wait.chan.buffer.borrow()[at].clone())),
+                Found::Lagged(k) => Poll::Ready(Err(error::RecvError::Lagged(k))),
+                Found::Closed => Poll::Ready(Err(error::RecvError::Closed)),
+                Found::Empty => Poll::Pending,
+            }
+        })
+        .await
+    }
+
+    /// The next value if there is one now.
+    pub fn try_recv(&mut self) -> Result<T, error::TryRecvError> {
+        self.chan.meta.write_point();
+        match self.chan.look(&mut self.next, None) {
+            Found::Value(at) => Ok(self.chan.buffer.borrow()[at].clone()),
+            Found::Lagged(k) => Err(error::TryRecvError::Lagged(k)),
+            Found::Closed => Err(error::TryRecvError::Closed),
+            Found::Empty => Err(error::TryRecvError::Empty),
+        }
+    }
+}
+
+impl<T> Receiver<T> {
+    /// A new receiver that gets the values sent from now on.
+    pub fn resubscribe(&self) -> Self {
+        self.chan.meta.write_point();
+        let next = self.chan.meta.with_mut(|m| {
+            m.receivers += 1;
+            m.tail
+        });
+        Receiver {
+            chan: self.chan.clone(),
+            next,
+        }
+    }
+
+    /// How many values this receiver has yet to read (those still held).
+    pub fn len(&self) -> usize {
+        self.chan.meta.read_point();
+        let held = self.chan.buffer.borrow().len() as u64;
+        self.chan.meta.with(|m| {
+            let head = m.tail - held;
+            (m.tail - self.next.max(head)) as usize
+        })
+    }
+
+    /// Whether this receiver has read everything held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        if sim::engine_running() {
+            self.chan.meta.with_mut(|m| m.receivers -= 1);
+        }
+    }
+}
+
+impl<T> fmt::Debug for Receiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("broadcast::Receiver")
+            .finish_non_exhaustive()
+    }
+}
+
+/// `tokio::sync::broadcast::error`.
+pub mod error {
+    use std::fmt;
+
+    /// No receiver is left; the value comes back.
+    #[derive(PartialEq, Eq, Clone, Copy)]
+    pub struct SendError<T>(pub T);
+
+    impl<T> fmt::Debug for SendError<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_struct("SendError").finish_non_exhaustive()
+        }
+    }
+
+    impl<T> fmt::Display for SendError<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("channel closed")
+        }
+    }
+
+    impl<T> std::error::Error for SendError<T> {}
+
+    /// Why `recv` returned no value.
+    #[derive(Debug, PartialEq, Eq, Clone, Copy)]
+    pub enum RecvError {
+        /// Every sender is gone and every held value was read.
+        Closed,
+        /// This many values were overwritten before this receiver read them.
+        Lagged(u64),
+    }
+
+    impl fmt::Display for RecvError {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self {
+                RecvError::Closed => f.write_str("channel closed"),
+                RecvError::Lagged(k) => write!(f, "channel lagged by {k}"),
+            }
+        }
+    }
+
+    impl std::error::Error for RecvError {}
+
+    /// Why `try_recv` returned no value.
+    #[derive(Debug, PartialEq, Eq, Clone, Copy)]
+    pub enum TryRecvError {
+        /// Nothing new yet.
+        Empty,
+        /// Every sender is gone and every held value was read.
+        Closed,
+        /// This many values were overwritten before this receiver read them.
+        Lagged(u64),
+    }
+
+    impl fmt::Display for TryRecvError {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self {
+                TryRecvError::Empty => f.write_str("channel empty"),
+                TryRecvError::Closed => f.write_str("channel closed"),
+                TryRecvError::Lagged(k) => write!(f, "channel lagged by {k}"),
+            }
+        }
+    }
+
+    impl std::error::Error for TryRecvError {}
+}

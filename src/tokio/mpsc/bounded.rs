@@ -1,0 +1,293 @@
+//! The bounded channel: `channel(n)` holds at most `n` messages; `send` waits for a free slot
+//! (back-pressure), `reserve` holds one before the message exists.
+
+use std::fmt;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use super::chan::{Chan, ClosedWait};
+use super::error::{SendError, TryRecvError, TrySendError};
+use crate::tokio::semaphore::{Semaphore, TryAcquireError};
+
+/// A channel of at most `buffer` queued messages (named `channel#1`, ... in traces).
+///
+/// # Panics
+/// When `buffer` is 0, as tokio's.
+///
+/// ```
+/// use braid::tokio::{self, sync::mpsc};
+///
+/// braid::check(|| async {
+///     let (tx, mut rx) = mpsc::channel(1);
+///     tokio::spawn(async move {
+///         for i in 0..3 {
+///             tx.send(i).await.unwrap(); // waits while the one slot is taken
+///         }
+///     });
+///     for i in 0..3 {
+///         assert_eq!(rx.recv().await, Some(i));
+///     }
+///     assert_eq!(rx.recv().await, None); // every sender is gone
+/// })
+/// .assert_holds();
+/// ```
+pub fn channel<T>(buffer: usize) -> (Sender<T>, Receiver<T>) {
+    assert!(buffer > 0, "mpsc bounded channel requires buffer > 0");
+    let chan = Rc::new(Chan::new(Some(buffer)));
+    (Sender { chan: chan.clone() }, Receiver { chan })
+}
+
+/// The sending half (clone it for more senders).
+pub struct Sender<T> {
+    chan: Rc<Chan<T>>,
+}
+
+impl<T> Sender<T> {
+    fn slots(&self) -> &Semaphore {
+        self.chan
+            .slots
+            .as_ref()
+            .expect("a bounded channel has slots")
+    }
+
+    /// Sends `value`, waiting while every slot is taken (first come, first served among
+    /// waiting senders); gives it back if the receiver closed the channel or is gone.
+    pub async fn send(&self, value: T) -> Result<(), SendError<T>> {
+        if self.slots().acquire_n(1).await.is_err() {
+            return Err(SendError(value));
+        }
+        self.chan.push(value, false).map_err(SendError)
+    }
+
+    /// Sends `value` if a slot is free now: `Full` when none is, `Closed` when the receiver
+    /// closed the channel or is gone.
+    pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
+        self.slots().state_write_point();
+        match self.slots().try_take(1) {
+            Ok(()) => self.chan.push(value, false).map_err(TrySendError::Closed),
+            Err(TryAcquireError::NoPermits) => Err(TrySendError::Full(value)),
+            Err(TryAcquireError::Closed) => Err(TrySendError::Closed(value)),
+        }
+    }
+
+    /// Waits for a slot and holds it: the [`Permit`] sends without waiting, or gives the slot
+    /// back when dropped.
+    pub async fn reserve(&self) -> Result<Permit<'_, T>, SendError<()>> {
+        if self.slots().acquire_n(1).await.is_err() {
+            return Err(SendError(()));
+        }
+        self.chan.reserve_slot(1);
+        Ok(Permit {
+            chan: &self.chan,
+            used: false,
+        })
+    }
+
+    /// A slot if one is free now.
+    pub fn try_reserve(&self) -> Result<Permit<'_, T>, TrySendError<()>> {
+        self.slots().state_write_point();
+        match self.slots().try_take(1) {
+            Ok(()) => {
+                self.chan.reserve_slot(1);
+                Ok(Permit {
+                    chan: &self.chan,
+                    used: false,
+                })
+            }
+            Err(TryAcquireError::NoPermits) => Err(TrySendError::Full(())),
+            Err(TryAcquireError::Closed) => Err(TrySendError::Closed(())),
+        }
+    }
+
+    /// [`reserve`](Self::reserve), the permit owning the sender.
+    pub async fn reserve_owned(self) -> Result<OwnedPermit<T>, SendError<()>> {
+        if self.slots().acquire_n(1).await.is_err() {
+            return Err(SendError(()));
+        }
+        self.chan.reserve_slot(1);
+        Ok(OwnedPermit { sender: Some(self) })
+    }
+
+    /// Waits until the receiver closes the channel or is gone.
+    pub async fn closed(&self) {
+        ClosedWait {
+            chan: &self.chan,
+            ticket: None,
+        }
+        .wait()
+        .await
+    }
+
+    /// Whether the receiver closed the channel or is gone.
+    pub fn is_closed(&self) -> bool {
+        self.chan.is_closed()
+    }
+
+    /// The slots free now.
+    pub fn capacity(&self) -> usize {
+        self.slots().available_permits()
+    }
+
+    /// The channel's bound.
+    pub fn max_capacity(&self) -> usize {
+        self.chan.max_capacity()
+    }
+
+    /// Whether both send on the same channel.
+    pub fn same_channel(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.chan, &other.chan)
+    }
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        self.chan.add_sender();
+        Sender {
+            chan: self.chan.clone(),
+        }
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        self.chan.drop_sender();
+    }
+}
+
+impl<T> fmt::Debug for Sender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sender").finish_non_exhaustive()
+    }
+}
+
+/// A slot held by [`Sender::reserve`]: `send` uses it without waiting; dropping it unused
+/// gives it back.
+pub struct Permit<'a, T> {
+    chan: &'a Chan<T>,
+    used: bool,
+}
+
+impl<T> Permit<'_, T> {
+    /// Sends `value` in the reserved slot (dropped if the receiver is gone).
+    pub fn send(mut self, value: T) {
+        self.used = true;
+        let _ = self.chan.push(value, false);
+        self.chan.reserve_slot(-1);
+    }
+}
+
+impl<T> Drop for Permit<'_, T> {
+    fn drop(&mut self) {
+        if !self.used && sim::engine_running() {
+            self.chan.reserve_slot(-1);
+            self.chan.free_slot();
+        }
+    }
+}
+
+/// A slot held by [`Sender::reserve_owned`], owning its sender.
+pub struct OwnedPermit<T> {
+    sender: Option<Sender<T>>,
+}
+
+impl<T> OwnedPermit<T> {
+    /// Sends `value` in the reserved slot and hands the sender back.
+    pub fn send(mut self, value: T) -> Sender<T> {
+        let sender = self.sender.take().expect("an unused permit");
+        let _ = sender.chan.push(value, false);
+        sender.chan.reserve_slot(-1);
+        sender
+    }
+
+    /// Gives the slot back unused, and the sender.
+    pub fn release(mut self) -> Sender<T> {
+        let sender = self.sender.take().expect("an unused permit");
+        sender.chan.reserve_slot(-1);
+        sender.chan.free_slot();
+        sender
+    }
+}
+
+impl<T> Drop for OwnedPermit<T> {
+    fn drop(&mut self) {
+        if let Some(sender) = self.sender.take() {
+            if sim::engine_running() {
+                sender.chan.reserve_slot(-1);
+                sender.chan.free_slot();
+            }
+        }
+    }
+}
+
+/// The receiving half.
+pub struct Receiver<T> {
+    chan: Rc<Chan<T>>,
+}
+
+impl<T> Receiver<T> {
+    /// Waits for the next message: `None` once every sender is gone (or the channel was
+    /// closed) and nothing is queued. Receiving frees a slot for a waiting sender.
+    pub async fn recv(&mut self) -> Option<T> {
+        self.chan.state.write_point();
+        std::future::poll_fn(|cx| self.chan.poll_recv(cx)).await
+    }
+
+    /// The next message if one is queued now.
+    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
+        self.chan.state.write_point();
+        self.chan.try_recv()
+    }
+
+    /// Polls for the next message (for hand-written futures; no scheduling point of its own).
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        self.chan.poll_recv(cx)
+    }
+
+    /// Closes the channel: sends fail from now on, waiting ones included; what is queued (and
+    /// what reserved slots still send) can be received.
+    pub fn close(&mut self) {
+        self.chan.state.write_point();
+        self.chan.close();
+    }
+
+    /// Whether the channel is closed: by `close`, or because every sender is gone.
+    pub fn is_closed(&self) -> bool {
+        self.chan.rx_is_closed()
+    }
+
+    /// How many messages are queued.
+    pub fn len(&self) -> usize {
+        self.chan.len()
+    }
+
+    /// Whether no message is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The slots free now.
+    pub fn capacity(&self) -> usize {
+        self.chan
+            .slots
+            .as_ref()
+            .expect("a bounded channel has slots")
+            .available_permits()
+    }
+
+    /// The channel's bound.
+    pub fn max_capacity(&self) -> usize {
+        self.chan.max_capacity()
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        self.chan.drop_receiver();
+    }
+}
+
+impl<T> fmt::Debug for Receiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver").finish_non_exhaustive()
+    }
+}

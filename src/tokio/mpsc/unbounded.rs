@@ -1,0 +1,149 @@
+//! The unbounded channel: `send` is synchronous and never waits.
+
+use std::fmt;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use super::chan::{Chan, ClosedWait};
+use super::error::{SendError, TryRecvError};
+
+/// A channel without a bound (named `channel#1`, ... in traces).
+///
+/// ```
+/// use braid::tokio::sync::mpsc;
+///
+/// braid::check(|| async {
+///     let (tx, mut rx) = mpsc::unbounded_channel();
+///     for i in 0..100 {
+///         tx.send(i).unwrap(); // never waits
+///     }
+///     drop(tx);
+///     let mut n = 0;
+///     while let Some(i) = rx.recv().await {
+///         assert_eq!(i, n);
+///         n += 1;
+///     }
+///     assert_eq!(n, 100);
+/// })
+/// .assert_holds();
+/// ```
+pub fn unbounded_channel<T>() -> (UnboundedSender<T>, UnboundedReceiver<T>) {
+    let chan = Rc::new(Chan::new(None));
+    (
+        UnboundedSender { chan: chan.clone() },
+        UnboundedReceiver { chan },
+    )
+}
+
+/// The sending half (clone it for more senders).
+pub struct UnboundedSender<T> {
+    chan: Rc<Chan<T>>,
+}
+
+impl<T> UnboundedSender<T> {
+    /// Queues `value` without waiting; gives it back if the receiver closed the channel or is
+    /// gone.
+    pub fn send(&self, value: T) -> Result<(), SendError<T>> {
+        self.chan.state.write_point();
+        self.chan.push(value, true).map_err(SendError)
+    }
+
+    /// Waits until the receiver closes the channel or is gone.
+    pub async fn closed(&self) {
+        ClosedWait {
+            chan: &self.chan,
+            ticket: None,
+        }
+        .wait()
+        .await
+    }
+
+    /// Whether the receiver closed the channel or is gone.
+    pub fn is_closed(&self) -> bool {
+        self.chan.is_closed()
+    }
+
+    /// Whether both send on the same channel.
+    pub fn same_channel(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.chan, &other.chan)
+    }
+}
+
+impl<T> Clone for UnboundedSender<T> {
+    fn clone(&self) -> Self {
+        self.chan.add_sender();
+        UnboundedSender {
+            chan: self.chan.clone(),
+        }
+    }
+}
+
+impl<T> Drop for UnboundedSender<T> {
+    fn drop(&mut self) {
+        self.chan.drop_sender();
+    }
+}
+
+impl<T> fmt::Debug for UnboundedSender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnboundedSender").finish_non_exhaustive()
+    }
+}
+
+/// The receiving half.
+pub struct UnboundedReceiver<T> {
+    chan: Rc<Chan<T>>,
+}
+
+impl<T> UnboundedReceiver<T> {
+    /// Waits for the next message: `None` once every sender is gone (or the channel was
+    /// closed) and nothing is queued.
+    pub async fn recv(&mut self) -> Option<T> {
+        self.chan.state.write_point();
+        std::future::poll_fn(|cx| self.chan.poll_recv(cx)).await
+    }
+
+    /// The next message if one is queued now.
+    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
+        self.chan.state.write_point();
+        self.chan.try_recv()
+    }
+
+    /// Polls for the next message (for hand-written futures; no scheduling point of its own).
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        self.chan.poll_recv(cx)
+    }
+
+    /// Closes the channel: sends fail from now on; what is queued can still be received.
+    pub fn close(&mut self) {
+        self.chan.state.write_point();
+        self.chan.close();
+    }
+
+    /// Whether the channel is closed: by `close`, or because every sender is gone.
+    pub fn is_closed(&self) -> bool {
+        self.chan.rx_is_closed()
+    }
+
+    /// How many messages are queued.
+    pub fn len(&self) -> usize {
+        self.chan.len()
+    }
+
+    /// Whether no message is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<T> Drop for UnboundedReceiver<T> {
+    fn drop(&mut self) {
+        self.chan.drop_receiver();
+    }
+}
+
+impl<T> fmt::Debug for UnboundedReceiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnboundedReceiver").finish_non_exhaustive()
+    }
+}

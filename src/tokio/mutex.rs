@@ -1,0 +1,176 @@
+//! `tokio::sync::Mutex`: a semaphore of one permit around the value, so it is fair (FIFO) as
+//! tokio's is, and a `lock()` dropped while it waits (a `select!` loser, a `timeout`) leaves the
+//! queue cleanly.
+
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
+use super::semaphore::{Semaphore, TryAcquireError};
+
+/// An async mutex, as `tokio::sync::Mutex`: `lock().await` waits (first come, first served)
+/// while another task holds it; dropping the guard releases it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use braid::tokio::{self, sync::Mutex};
+///
+/// braid::check(|| async {
+///     let counter = Arc::new(Mutex::new(0));
+///     let c = counter.clone();
+///     let task = tokio::spawn(async move { *c.lock().await += 1 });
+///     *counter.lock().await += 1;
+///     task.await.unwrap();
+///     assert_eq!(*counter.lock().await, 2);
+/// })
+/// .assert_holds();
+/// ```
+pub struct Mutex<T: ?Sized> {
+    sem: Semaphore,
+    value: UnsafeCell<T>,
+}
+
+impl<T> Mutex<T> {
+    /// A mutex named `mutex#1`, `mutex#2`, ... in traces.
+    pub fn new(value: T) -> Self {
+        Mutex {
+            sem: Semaphore::of_kind("mutex", 1),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    /// The value, the mutex consumed.
+    pub fn into_inner(self) -> T {
+        self.value.into_inner()
+    }
+}
+
+impl<T: ?Sized> Mutex<T> {
+    /// Waits for the lock (queued behind earlier lockers) and returns its guard.
+    pub async fn lock(&self) -> MutexGuard<'_, T> {
+        self.sem
+            .acquire_n(1)
+            .await
+            .expect("a mutex's semaphore is never closed");
+        MutexGuard { lock: self }
+    }
+
+    /// [`lock`](Self::lock) on an `Arc`, for a guard that outlives the borrow.
+    pub async fn lock_owned(self: Arc<Self>) -> OwnedMutexGuard<T> {
+        self.sem
+            .acquire_n(1)
+            .await
+            .expect("a mutex's semaphore is never closed");
+        OwnedMutexGuard { lock: self }
+    }
+
+    /// The guard if the mutex is free now (and nobody waits for it), without waiting.
+    pub fn try_lock(&self) -> Result<MutexGuard<'_, T>, TryLockError> {
+        self.sem.state_write_point();
+        match self.sem.try_take(1) {
+            Ok(()) => Ok(MutexGuard { lock: self }),
+            Err(TryAcquireError::NoPermits | TryAcquireError::Closed) => Err(TryLockError(())),
+        }
+    }
+
+    /// [`try_lock`](Self::try_lock) on an `Arc`.
+    pub fn try_lock_owned(self: Arc<Self>) -> Result<OwnedMutexGuard<T>, TryLockError> {
+        self.sem.state_write_point();
+        match self.sem.try_take(1) {
+            Ok(()) => Ok(OwnedMutexGuard { lock: self }),
+            Err(_) => Err(TryLockError(())),
+        }
+    }
+
+    /// The value, through the only reference to the mutex (no locking needed).
+    pub fn get_mut(&mut self) -> &mut T {
+        self.value.get_mut()
+    }
+}
+
+impl<T: Default> Default for Mutex<T> {
+    fn default() -> Self {
+        Mutex::new(T::default())
+    }
+}
+
+impl<T: ?Sized> fmt::Debug for Mutex<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mutex").finish_non_exhaustive()
+    }
+}
+
+/// The lock held: derefs to the value; dropping it unlocks.
+#[must_use = "dropping the guard unlocks the mutex at once"]
+pub struct MutexGuard<'a, T: ?Sized> {
+    lock: &'a Mutex<T>,
+}
+
+impl<T: ?Sized> Deref for MutexGuard<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: the guard holds the mutex's only permit: no other reference to the value.
+        unsafe { &*self.lock.value.get() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`, and `&mut self` makes this the only one through the guard.
+        unsafe { &mut *self.lock.value.get() }
+    }
+}
+
+impl<T: ?Sized> Drop for MutexGuard<'_, T> {
+    fn drop(&mut self) {
+        self.lock.sem.release(1);
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// The lock held through an `Arc<Mutex>`: derefs to the value; dropping it unlocks.
+#[must_use = "dropping the guard unlocks the mutex at once"]
+pub struct OwnedMutexGuard<T: ?Sized> {
+    lock: Arc<Mutex<T>>,
+}
+
+impl<T: ?Sized> Deref for OwnedMutexGuard<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: the guard holds the mutex's only permit.
+        unsafe { &*self.lock.value.get() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for OwnedMutexGuard<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`.
+        unsafe { &mut *self.lock.value.get() }
+    }
+}
+
+impl<T: ?Sized> Drop for OwnedMutexGuard<T> {
+    fn drop(&mut self) {
+        self.lock.sem.release(1);
+    }
+}
+
+/// `try_lock` found the mutex held (or others waiting for it first).
+#[derive(Debug, PartialEq, Eq)]
+pub struct TryLockError(pub(super) ());
+
+impl fmt::Display for TryLockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("operation would block")
+    }
+}
+
+impl std::error::Error for TryLockError {}

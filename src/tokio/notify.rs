@@ -1,0 +1,233 @@
+//! `tokio::sync::Notify`: `notify_one` wakes the longest waiter or, if none waits, stores one
+//! permit that the next `notified().await` consumes at once; `notify_waiters` wakes every
+//! waiter and stores nothing. A lost wakeup with `notify_waiters` is therefore a real bug the
+//! exploration can find.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future;
+use std::hash::{Hash, Hasher};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use sim::sync::Shared;
+
+/// How a waiter was woken.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Woken {
+    /// By `notify_one`: the notification is its to consume, or to pass on if it is dropped.
+    One,
+    /// By `notify_waiters`.
+    All,
+}
+
+struct Node {
+    woken: Cell<Option<Woken>>,
+    waker: RefCell<Option<Waker>>,
+}
+
+/// The engine sees every change as a write; it hashes the permit, the `notify_waiters` count
+/// and the number waiting.
+struct Core {
+    permit: bool,
+    /// How many times `notify_waiters` was called: a `Notified` created before a call completes
+    /// even if it was not polled yet, as tokio specifies.
+    generation: u64,
+    waiters: VecDeque<Rc<Node>>,
+}
+
+impl Hash for Core {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.permit.hash(state);
+        self.generation.hash(state);
+        self.waiters.len().hash(state);
+    }
+}
+
+impl Core {
+    /// `notify_one`'s effect: the first waiter is woken, else the permit is stored.
+    fn notify_one(&mut self) -> Option<Waker> {
+        match self.waiters.pop_front() {
+            Some(node) => {
+                node.woken.set(Some(Woken::One));
+                node.waker.borrow_mut().take()
+            }
+            None => {
+                self.permit = true;
+                None
+            }
+        }
+    }
+}
+
+/// Wakes waiting tasks, as `tokio::sync::Notify`.
+///
+/// ```
+/// use std::rc::Rc;
+/// use braid::tokio::{self, sync::Notify};
+///
+/// braid::check(|| async {
+///     let ready = Rc::new(Notify::new());
+///     let r = ready.clone();
+///     let waiter = tokio::spawn(async move { r.notified().await });
+///     // Whether or not the waiter waits yet: the permit is stored for it.
+///     ready.notify_one();
+///     waiter.await.unwrap();
+/// })
+/// .assert_holds();
+/// ```
+pub struct Notify {
+    state: Shared<Core>,
+}
+
+impl Notify {
+    /// A notify named `notify#1`, `notify#2`, ... in traces.
+    pub fn new() -> Self {
+        Notify {
+            state: Shared::new(
+                sim::sync::auto_name("notify"),
+                Core {
+                    permit: false,
+                    generation: 0,
+                    waiters: VecDeque::new(),
+                },
+            ),
+        }
+    }
+
+    /// Wakes the task that has waited longest or, if none waits, stores a permit (at most
+    /// one) for the next `notified().await`.
+    pub fn notify_one(&self) {
+        self.state.write_point();
+        if let Some(w) = self.state.with_mut(Core::notify_one) {
+            w.wake();
+        }
+    }
+
+    /// Wakes every task waiting now, and every `Notified` created before this call; stores no
+    /// permit, so a task that starts waiting afterwards waits for the next notification.
+    pub fn notify_waiters(&self) {
+        self.state.write_point();
+        let woken: Vec<Waker> = self.state.with_mut(|c| {
+            c.generation += 1;
+            c.waiters
+                .drain(..)
+                .filter_map(|node| {
+                    node.woken.set(Some(Woken::All));
+                    node.waker.borrow_mut().take()
+                })
+                .collect()
+        });
+        for w in woken {
+            w.wake();
+        }
+    }
+
+    /// Waits for a notification: a stored permit (consumed), a `notify_one`, or a
+    /// `notify_waiters` called after this `Notified` was created.
+    pub fn notified(&self) -> Notified<'_> {
+        Notified {
+            notify: self,
+            generation: self.state.with(|c| c.generation),
+            node: None,
+            done: false,
+        }
+    }
+}
+
+impl Default for Notify {
+    fn default() -> Self {
+        Notify::new()
+    }
+}
+
+impl fmt::Debug for Notify {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Notify").finish_non_exhaustive()
+    }
+}
+
+/// The future of [`Notify::notified`]: queued at its first poll; dropped after a
+/// `notify_one` chose it but before it completed, it passes the notification on.
+#[must_use = "futures do nothing unless awaited"]
+pub struct Notified<'a> {
+    notify: &'a Notify,
+    generation: u64,
+    node: Option<Rc<Node>>,
+    done: bool,
+}
+
+impl Future for Notified<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(());
+        }
+        let state = &this.notify.state;
+        let ready = match &this.node {
+            None => {
+                state.write_point();
+                let generation = this.generation;
+                state.with_mut(|c| {
+                    if c.generation != generation {
+                        return None;
+                    }
+                    if std::mem::take(&mut c.permit) {
+                        return None;
+                    }
+                    let node = Rc::new(Node {
+                        woken: Cell::new(None),
+                        waker: RefCell::new(Some(cx.waker().clone())),
+                    });
+                    c.waiters.push_back(node.clone());
+                    Some(node)
+                })
+            }
+            Some(node) => state.with_mut(|_| match node.woken.get() {
+                Some(_) => None,
+                None => {
+                    *node.waker.borrow_mut() = Some(cx.waker().clone());
+                    Some(node.clone())
+                }
+            }),
+        };
+        match ready {
+            None => {
+                this.done = true;
+                this.node = None;
+                Poll::Ready(())
+            }
+            Some(node) => {
+                this.node = Some(node);
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl Drop for Notified<'_> {
+    fn drop(&mut self) {
+        let Some(node) = self.node.take() else {
+            return;
+        };
+        if !sim::engine_running() {
+            return;
+        }
+        let forwarded = self.notify.state.with_mut(|c| match node.woken.get() {
+            None => {
+                c.waiters.retain(|n| !Rc::ptr_eq(n, &node));
+                None
+            }
+            // Chosen by `notify_one` but never completed: the next waiter gets it instead.
+            Some(Woken::One) => c.notify_one(),
+            Some(Woken::All) => None,
+        });
+        if let Some(w) = forwarded {
+            w.wake();
+        }
+    }
+}

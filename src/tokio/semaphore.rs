@@ -1,0 +1,478 @@
+//! `tokio::sync::Semaphore`: a fair (FIFO) counting semaphore, and the base of the facade's
+//! `Mutex`, `RwLock` and bounded `mpsc` (as tokio's batch semaphore is theirs).
+//!
+//! Fairness as tokio specifies it: waiters are served in the order they asked, and the waiter
+//! at the head of the queue takes released permits as they come, even when it needs more than
+//! are free yet, so a large request is never starved by small ones behind it (they wait too).
+//! Hence the invariant kept below: while anyone waits, no permit is free.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future;
+use std::hash::{Hash, Hasher};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use sim::sync::Shared;
+
+/// One task waiting for permits: what it still needs, what it has been given so far (given
+/// back if it stops waiting), and its waker.
+struct Waiter {
+    needed: Cell<usize>,
+    acquired: Cell<usize>,
+    queued: Cell<bool>,
+    waker: RefCell<Option<Waker>>,
+}
+
+/// The semaphore's state. The engine sees every change as a write (and hashes only a summary:
+/// the free permits, whether it is closed, and what each waiter still needs).
+struct Core {
+    permits: usize,
+    closed: bool,
+    waiters: VecDeque<Rc<Waiter>>,
+}
+
+impl Hash for Core {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.permits.hash(state);
+        self.closed.hash(state);
+        for w in &self.waiters {
+            w.needed.get().hash(state);
+        }
+    }
+}
+
+impl Core {
+    /// Adds `n` permits, handing them to the waiters in order; returns the wakers of those now
+    /// served, to be woken once the state is no longer borrowed.
+    fn release(&mut self, n: usize) -> Vec<Waker> {
+        self.permits += n;
+        let mut woken = Vec::new();
+        while let Some(head) = self.waiters.front() {
+            let take = self.permits.min(head.needed.get());
+            head.needed.set(head.needed.get() - take);
+            head.acquired.set(head.acquired.get() + take);
+            self.permits -= take;
+            if head.needed.get() > 0 {
+                break;
+            }
+            head.queued.set(false);
+            woken.extend(head.waker.borrow_mut().take());
+            self.waiters.pop_front();
+        }
+        woken
+    }
+}
+
+fn wake_all(wakers: Vec<Waker>) {
+    for w in wakers {
+        w.wake();
+    }
+}
+
+/// A counting semaphore, as `tokio::sync::Semaphore`: `acquire().await` waits for a permit,
+/// the permit gives it back when dropped. Fair: waiters are served first come, first served,
+/// and one at the head that asks for more permits than are free holds back those behind it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use braid::tokio::{self, sync::Semaphore};
+///
+/// braid::check(|| async {
+///     let sem = Arc::new(Semaphore::new(1));
+///     let s = sem.clone();
+///     let task = tokio::spawn(async move { drop(s.acquire().await.unwrap()) });
+///     let permit = sem.acquire().await.unwrap();
+///     assert_eq!(sem.available_permits(), 0);
+///     drop(permit);
+///     task.await.unwrap();
+///     assert_eq!(sem.available_permits(), 1);
+/// })
+/// .assert_holds();
+/// ```
+pub struct Semaphore {
+    state: Shared<Core>,
+}
+
+impl Semaphore {
+    /// The most permits a semaphore holds (tokio's bound).
+    pub const MAX_PERMITS: usize = usize::MAX >> 3;
+
+    /// A semaphore with `permits` permits, named `semaphore#1`, ... in traces.
+    pub fn new(permits: usize) -> Self {
+        Semaphore::of_kind("semaphore", permits)
+    }
+
+    /// A semaphore named after what it serves (`mutex#1`, `rwlock#1`, `channel#1`).
+    pub(crate) fn of_kind(kind: &'static str, permits: usize) -> Self {
+        assert!(
+            permits <= Self::MAX_PERMITS,
+            "a semaphore holds at most {} permits",
+            Self::MAX_PERMITS
+        );
+        Semaphore {
+            state: Shared::new(
+                sim::sync::auto_name(kind),
+                Core {
+                    permits,
+                    closed: false,
+                    waiters: VecDeque::new(),
+                },
+            ),
+        }
+    }
+
+    /// The permits free now (a scheduling point: another task may take or give one first).
+    pub fn available_permits(&self) -> usize {
+        self.state.read_point();
+        self.state.with(|c| c.permits)
+    }
+
+    /// Adds `n` permits, serving waiters first come, first served.
+    pub fn add_permits(&self, n: usize) {
+        self.state.write_point();
+        self.release(n);
+    }
+
+    /// Takes up to `n` free permits away for good; returns how many it took.
+    pub fn forget_permits(&self, n: usize) -> usize {
+        self.state.write_point();
+        self.state.with_mut(|c| {
+            let taken = c.permits.min(n);
+            c.permits -= taken;
+            taken
+        })
+    }
+
+    /// Closes the semaphore: waiting acquirers fail with `AcquireError`, and so does every
+    /// later acquire. Permits already held stay valid.
+    pub fn close(&self) {
+        self.state.write_point();
+        let woken = self.state.with_mut(|c| {
+            c.closed = true;
+            c.waiters
+                .drain(..)
+                .filter_map(|w| {
+                    w.queued.set(false);
+                    w.waker.borrow_mut().take()
+                })
+                .collect::<Vec<_>>()
+        });
+        wake_all(woken);
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.state.read_point();
+        self.state.with(|c| c.closed)
+    }
+
+    /// Waits for a permit (queued behind earlier waiters).
+    pub async fn acquire(&self) -> Result<SemaphorePermit<'_>, AcquireError> {
+        self.acquire_many(1).await
+    }
+
+    /// Waits for `n` permits at once (queued behind earlier waiters, and holding back later
+    /// ones while it waits).
+    pub async fn acquire_many(&self, n: u32) -> Result<SemaphorePermit<'_>, AcquireError> {
+        self.acquire_n(n as usize).await?;
+        Ok(SemaphorePermit {
+            sem: self,
+            permits: n,
+        })
+    }
+
+    /// A permit if one is free now, without waiting.
+    pub fn try_acquire(&self) -> Result<SemaphorePermit<'_>, TryAcquireError> {
+        self.try_acquire_many(1)
+    }
+
+    /// `n` permits if they are free now, without waiting.
+    pub fn try_acquire_many(&self, n: u32) -> Result<SemaphorePermit<'_>, TryAcquireError> {
+        self.state.write_point();
+        self.try_take(n as usize)?;
+        Ok(SemaphorePermit {
+            sem: self,
+            permits: n,
+        })
+    }
+
+    /// [`acquire`](Self::acquire) on an `Arc`, for a permit that outlives the borrow.
+    pub async fn acquire_owned(self: Arc<Self>) -> Result<OwnedSemaphorePermit, AcquireError> {
+        self.acquire_many_owned(1).await
+    }
+
+    /// [`acquire_many`](Self::acquire_many) on an `Arc`.
+    pub async fn acquire_many_owned(
+        self: Arc<Self>,
+        n: u32,
+    ) -> Result<OwnedSemaphorePermit, AcquireError> {
+        self.acquire_n(n as usize).await?;
+        Ok(OwnedSemaphorePermit {
+            sem: self,
+            permits: n,
+        })
+    }
+
+    /// [`try_acquire`](Self::try_acquire) on an `Arc`.
+    pub fn try_acquire_owned(self: Arc<Self>) -> Result<OwnedSemaphorePermit, TryAcquireError> {
+        self.try_acquire_many_owned(1)
+    }
+
+    /// [`try_acquire_many`](Self::try_acquire_many) on an `Arc`.
+    pub fn try_acquire_many_owned(
+        self: Arc<Self>,
+        n: u32,
+    ) -> Result<OwnedSemaphorePermit, TryAcquireError> {
+        self.state.write_point();
+        self.try_take(n as usize)?;
+        Ok(OwnedSemaphorePermit {
+            sem: self,
+            permits: n,
+        })
+    }
+
+    /// The scheduling point before an operation on this semaphore, for the primitives built on
+    /// it (their `try_` operations).
+    pub(crate) fn state_write_point(&self) {
+        self.state.write_point();
+    }
+
+    /// Takes `n` permits now or fails (no scheduling point: the caller has had it).
+    pub(crate) fn try_take(&self, n: usize) -> Result<(), TryAcquireError> {
+        self.state.with_mut(|c| {
+            if c.closed {
+                Err(TryAcquireError::Closed)
+            } else if c.permits >= n {
+                // Enough free permits means nobody waits (see the module's invariant).
+                c.permits -= n;
+                Ok(())
+            } else {
+                Err(TryAcquireError::NoPermits)
+            }
+        })
+    }
+
+    /// Waits for `n` permits; the caller owns them once it is ready with `Ok`.
+    pub(crate) fn acquire_n(&self, n: usize) -> Acquire<'_> {
+        Acquire {
+            sem: self,
+            n,
+            waiter: None,
+            done: false,
+        }
+    }
+
+    /// Gives back `n` permits (a guard's drop: not a scheduling point; nothing to do once the
+    /// run is over).
+    pub(crate) fn release(&self, n: usize) {
+        if n == 0 || !sim::engine_running() {
+            return;
+        }
+        let woken = self.state.with_mut(|c| c.release(n));
+        wake_all(woken);
+    }
+}
+
+impl fmt::Debug for Semaphore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Semaphore").finish_non_exhaustive()
+    }
+}
+
+/// Waiting for permits: queued at the first poll unless they are free; dropped while queued,
+/// it leaves the queue and gives back what it was handed so far.
+pub(crate) struct Acquire<'a> {
+    sem: &'a Semaphore,
+    n: usize,
+    waiter: Option<Rc<Waiter>>,
+    done: bool,
+}
+
+impl Future for Acquire<'_> {
+    type Output = Result<(), AcquireError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if this.done {
+            panic!("Acquire polled after completion");
+        }
+        let result = match &this.waiter {
+            None => {
+                this.sem.state.write_point();
+                let n = this.n;
+                this.sem.state.with_mut(|c| {
+                    if c.closed {
+                        return Err(AcquireError(()));
+                    }
+                    // Free permits only exist while nobody waits: take what is there and queue
+                    // for the rest.
+                    let take = c.permits.min(n);
+                    c.permits -= take;
+                    if take == n {
+                        return Ok(None);
+                    }
+                    let waiter = Rc::new(Waiter {
+                        needed: Cell::new(n - take),
+                        acquired: Cell::new(take),
+                        queued: Cell::new(true),
+                        waker: RefCell::new(Some(cx.waker().clone())),
+                    });
+                    c.waiters.push_back(waiter.clone());
+                    Ok(Some(waiter))
+                })
+            }
+            Some(waiter) => this.sem.state.with_mut(|c| {
+                if waiter.needed.get() == 0 {
+                    Ok(None)
+                } else if c.closed {
+                    Err(AcquireError(()))
+                } else {
+                    *waiter.waker.borrow_mut() = Some(cx.waker().clone());
+                    Ok(Some(waiter.clone()))
+                }
+            }),
+        };
+        match result {
+            Ok(None) => {
+                this.done = true;
+                this.waiter = None;
+                Poll::Ready(Ok(()))
+            }
+            Ok(Some(waiter)) => {
+                this.waiter = Some(waiter);
+                Poll::Pending
+            }
+            Err(e) => {
+                // Given back by `Drop` (what a closed semaphore handed it before closing).
+                Poll::Ready(Err(e))
+            }
+        }
+    }
+}
+
+impl Drop for Acquire<'_> {
+    fn drop(&mut self) {
+        let Some(waiter) = self.waiter.take() else {
+            return;
+        };
+        if !sim::engine_running() {
+            return;
+        }
+        let woken = self.sem.state.with_mut(|c| {
+            if waiter.queued.get() {
+                c.waiters.retain(|w| !Rc::ptr_eq(w, &waiter));
+                waiter.queued.set(false);
+            }
+            // Cancelled (or failed): what it was handed goes to the next in line.
+            c.release(waiter.acquired.replace(0))
+        });
+        wake_all(woken);
+    }
+}
+
+/// Permits borrowed from a [`Semaphore`], given back when dropped.
+#[must_use]
+pub struct SemaphorePermit<'a> {
+    sem: &'a Semaphore,
+    permits: u32,
+}
+
+impl SemaphorePermit<'_> {
+    /// Keeps the permits from going back: the semaphore has that many fewer for good.
+    pub fn forget(mut self) {
+        self.permits = 0;
+    }
+
+    /// How many permits it holds.
+    pub fn num_permits(&self) -> usize {
+        self.permits as usize
+    }
+}
+
+impl Drop for SemaphorePermit<'_> {
+    fn drop(&mut self) {
+        self.sem.release(self.permits as usize);
+    }
+}
+
+impl fmt::Debug for SemaphorePermit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SemaphorePermit")
+            .field("permits", &self.permits)
+            .finish()
+    }
+}
+
+/// Permits owned through an `Arc<Semaphore>`, given back when dropped.
+#[must_use]
+pub struct OwnedSemaphorePermit {
+    sem: Arc<Semaphore>,
+    permits: u32,
+}
+
+impl OwnedSemaphorePermit {
+    /// Keeps the permits from going back: the semaphore has that many fewer for good.
+    pub fn forget(mut self) {
+        self.permits = 0;
+    }
+
+    /// How many permits it holds.
+    pub fn num_permits(&self) -> usize {
+        self.permits as usize
+    }
+
+    /// The semaphore it came from.
+    pub fn semaphore(&self) -> &Arc<Semaphore> {
+        &self.sem
+    }
+}
+
+impl Drop for OwnedSemaphorePermit {
+    fn drop(&mut self) {
+        self.sem.release(self.permits as usize);
+    }
+}
+
+impl fmt::Debug for OwnedSemaphorePermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedSemaphorePermit")
+            .field("permits", &self.permits)
+            .finish()
+    }
+}
+
+/// The semaphore was closed.
+#[derive(Debug, PartialEq, Eq)]
+pub struct AcquireError(());
+
+impl fmt::Display for AcquireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("semaphore closed")
+    }
+}
+
+impl std::error::Error for AcquireError {}
+
+/// Why `try_acquire` got no permit.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TryAcquireError {
+    /// The semaphore was closed.
+    Closed,
+    /// Not enough permits are free (or others wait for them first).
+    NoPermits,
+}
+
+impl fmt::Display for TryAcquireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TryAcquireError::Closed => f.write_str("semaphore closed"),
+            TryAcquireError::NoPermits => f.write_str("no permits available"),
+        }
+    }
+}
+
+impl std::error::Error for TryAcquireError {}
