@@ -14,4 +14,4 @@
 //! not `Send`. The storage trait's futures are `MaybeSend`.
 
 pub mod real;
-// pub mod sim; (until braid::tokio has the facade branch: RwLock, mpsc errors, select!)
+pub mod sim;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use tokio_broker::real::broker::{self, Config, LaneWait, Variant};
+use tokio_broker::real::broker::{self, Config, LaneWait, Variant, Workload};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -19,9 +19,12 @@ fn a_restarted_broker_delivers_every_message_in_order() {
         config.window = 2;
         config.lane_capacity = 2;
         let log = runtime().block_on(async {
-            tokio::time::timeout(Duration::from_secs(10), broker::restart(config, 3, 20, 2))
-                .await
-                .expect("every message delivered within 10 s")
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                broker::restart(config, Workload::new(3, 20, 2)),
+            )
+            .await
+            .expect("every message delivered within 10 s")
         });
         let log = log.lock().unwrap();
         assert!(log.complete(), "{variant:?}: {log:?}");
@@ -49,9 +52,12 @@ fn on_a_multi_threaded_runtime_with_lane_permits_too() {
         let mut config = Config::new(Variant::BoundFirst);
         config.lane_wait = lane_wait;
         let log = rt.block_on(async {
-            tokio::time::timeout(Duration::from_secs(10), broker::restart(config, 4, 50, 1))
-                .await
-                .expect("every message delivered within 10 s")
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                broker::restart(config, Workload::new(4, 50, 1)),
+            )
+            .await
+            .expect("every message delivered within 10 s")
         });
         let log = log.lock().unwrap();
         assert!(log.complete(), "{lane_wait:?}");

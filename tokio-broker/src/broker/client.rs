@@ -3,10 +3,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use super::rt::sync::mpsc::{Receiver, Sender};
 use super::rt::sync::Notify;
-use super::{Msg, MsgId};
+use super::{rt, Msg, MsgId, Route};
 
 /// What c has received, and what it is still owed.
 #[derive(Debug, Default)]
@@ -22,6 +23,8 @@ pub struct ClientLog {
     pub expected: usize,
     /// Every PUBLISH, in wire order.
     pub wire: Vec<Msg>,
+    /// Where the routers put each message (ghost: the client cannot see it).
+    pub routes: Vec<(MsgId, Route)>,
 }
 
 impl ClientLog {
@@ -82,7 +85,10 @@ impl ClientLog {
             *last
         );
         *last = msg.id.seq;
-        self.expected -= 1;
+        self.expected = self
+            .expected
+            .checked_sub(1)
+            .expect("no more first deliveries than published");
     }
 
     /// Nothing owed and every expected message delivered.
@@ -98,6 +104,8 @@ pub struct Client {
     pub log: Arc<Mutex<ClientLog>>,
     /// Notified once the log is complete.
     pub done: Arc<Notify>,
+    /// How long c takes to acknowledge each PUBLISH.
+    pub ack_delay: Duration,
 }
 
 impl Client {
@@ -108,6 +116,9 @@ impl Client {
                 log.on_publish(&msg);
                 log.complete()
             };
+            if !self.ack_delay.is_zero() {
+                rt::time::sleep(self.ack_delay).await;
+            }
             let packet_id = msg
                 .packet_id
                 .expect("a PUBLISH on the wire has a packet id");

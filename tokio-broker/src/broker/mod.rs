@@ -177,28 +177,59 @@ pub fn persisted_inflight(n: usize) -> Vec<Msg> {
         .collect()
 }
 
+/// What happens around the broker in the restart scenario.
+#[derive(Clone, Copy, Debug)]
+pub struct Workload {
+    /// Concurrent publishers to c's topic.
+    pub publishers: usize,
+    /// Messages each publisher sends.
+    pub messages: usize,
+    /// Messages persisted in flight for c at the restart.
+    pub inflight: usize,
+    /// How long c takes to acknowledge each PUBLISH.
+    pub ack_delay: Duration,
+    /// How long each publisher waits before each publish.
+    pub publish_interval: Duration,
+}
+
+impl Workload {
+    pub fn new(publishers: usize, messages: usize, inflight: usize) -> Self {
+        Workload {
+            publishers,
+            messages,
+            inflight,
+            ack_delay: Duration::ZERO,
+            publish_interval: Duration::ZERO,
+        }
+    }
+}
+
 /// The restart scenario of the write-up: the broker restarted with `inflight` messages in
-/// flight for c and an empty queue; c reconnects while `publishers` publishers send
-/// `messages` each. Returns c's log once every message has reached c (a broken rule panics
-/// in c's task).
-pub async fn restart(
-    config: Config,
-    publishers: usize,
-    messages: usize,
-    inflight: usize,
-) -> Arc<Mutex<ClientLog>> {
-    let persisted = persisted_inflight(inflight);
+/// flight for c and an empty queue; c reconnects while the publishers send. Returns c's log
+/// once every message has reached c (a broken rule panics in c's task).
+pub async fn restart(config: Config, workload: Workload) -> Arc<Mutex<ClientLog>> {
+    let persisted = persisted_inflight(workload.inflight);
     let broker = Broker::new(config, MemStore::with_inflight(persisted.clone()));
-    let log = Arc::new(Mutex::new(ClientLog::new(publishers * messages)));
+    let log = Arc::new(Mutex::new(ClientLog::new(
+        workload.publishers * workload.messages,
+    )));
     log.lock().unwrap().connect(&persisted);
     let done = Arc::new(Notify::new());
     let (handler, conn) = broker.connect(1);
     rt::spawn(handler.run());
-    for publisher in 1..=publishers {
+    for publisher in 1..=workload.publishers {
         let broker = broker.clone();
+        let log = log.clone();
         rt::spawn(async move {
-            for seq in 1..=messages {
-                broker.route(Msg::new(publisher, seq)).await;
+            for seq in 1..=workload.messages {
+                if !workload.publish_interval.is_zero() {
+                    rt::time::sleep(workload.publish_interval).await;
+                }
+                let route = broker.route(Msg::new(publisher, seq)).await;
+                log.lock()
+                    .unwrap()
+                    .routes
+                    .push((MsgId { publisher, seq }, route));
             }
         });
     }
@@ -208,6 +239,7 @@ pub async fn restart(
             acks: conn.acks,
             log: log.clone(),
             done: done.clone(),
+            ack_delay: workload.ack_delay,
         }
         .run(),
     );
