@@ -13,5 +13,8 @@
 //! they hold must be `Send`; braid runs a simulation on one thread, and its facade types are
 //! not `Send`. The storage trait's futures are `MaybeSend`.
 
+// Compiling `src/broker/` once per runtime is what this crate is for.
+#![allow(clippy::duplicate_mod)]
+
 pub mod real;
 pub mod sim;
