@@ -53,7 +53,10 @@ fn main() {
         "{:<14} {:<7} {:<22} {:>12} {:>12} {:>7} {:>7}",
         "variant", "grain", "size", "tokio-shaped", "model", "steps", "steps"
     );
-    for variant in [Variant::BoundFirst, Variant::BindRace] {
+    // bound-first holds, so every run goes to its end in both. (Exploring bind-race 2x2 here,
+    // without stopping at the first failure, aborted: "panic in a destructor during cleanup"
+    // after a failing run of the stackful tokio-shaped code; an engine issue to look at.)
+    for variant in [Variant::BoundFirst] {
         for grain in [Grain::Access, Grain::Await] {
             for (publishers, messages, window, inflight) in [(1, 1, 1, 1), (2, 2, 2, 2)] {
                 let mut config = Config::new(variant);
