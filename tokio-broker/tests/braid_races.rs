@@ -83,6 +83,21 @@ fn unbound_behind_access_grain_residual_race_is_found_and_replays() {
 }
 
 #[test]
+fn bound_first_holds_under_the_budget_that_finds_the_residual_race() {
+    let report = restart(Variant::BoundFirst, 1, 1, 1).runs(20_000).run();
+    eprintln!("bound-first 1x1: {:?}", report.outcome);
+    assert!(
+        matches!(report.outcome, Outcome::Holds { .. }),
+        "{:?}",
+        report.outcome
+    );
+}
+
+/// Slow: the test body shares plain state (the client's log), so DFS runs without reduction
+/// or visited states; unbounded, 1,000,000 runs finished only the 1-preemption bound (110 s,
+/// debug). `cargo test --release -p tokio-broker --test braid_races -- --ignored`.
+#[test]
+#[ignore]
 fn bound_first_holds_exhaustively_at_access_grain() {
     let started = Instant::now();
     let report = restart(Variant::BoundFirst, 1, 1, 1)
