@@ -1,0 +1,133 @@
+//! Client c on the other end of the wire: checks what it receives against MQTT's ordering
+//! rules (a failed check panics, as a test assertion does), and acknowledges each PUBLISH.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::rt::sync::mpsc::{Receiver, Sender};
+use super::rt::sync::Notify;
+use super::{rt, Msg, MsgId, Route};
+
+/// What c has received, and what it is still owed.
+#[derive(Debug, Default)]
+pub struct ClientLog {
+    /// Messages the broker holds in flight for c at this connection (sent before, unacked):
+    /// each must be re-sent, DUP, in its original order, before any newer message.
+    owed: VecDeque<MsgId>,
+    /// Messages c has received, first deliveries and DUP resends alike.
+    seen: BTreeSet<MsgId>,
+    /// Per publisher, the sequence number of its latest first delivery.
+    last_first: BTreeMap<usize, usize>,
+    /// First deliveries still to come at quiescence.
+    pub expected: usize,
+    /// Every PUBLISH, in wire order.
+    pub wire: Vec<Msg>,
+    /// Where the routers put each message (ghost: the client cannot see it).
+    pub routes: Vec<(MsgId, Route)>,
+}
+
+impl ClientLog {
+    /// A log expecting `expected` first deliveries.
+    pub fn new(expected: usize) -> Self {
+        ClientLog {
+            expected,
+            ..ClientLog::default()
+        }
+    }
+
+    /// c connects (again): the broker holds `inflight` for it, sent before and unacked.
+    pub fn connect(&mut self, inflight: &[Msg]) {
+        self.owed = inflight.iter().map(|m| m.id).collect();
+        self.seen.extend(self.owed.iter().copied());
+    }
+
+    /// Checks one PUBLISH: MQTT-4.4.0-1 / MQTT-4.6.0-5 (re-sent messages first and in order,
+    /// then per-publisher order), and no duplicate beyond a DUP resend.
+    pub fn on_publish(&mut self, msg: &Msg) {
+        self.wire.push(*msg);
+        if msg.dup {
+            if let Some(pos) = self.owed.iter().position(|id| *id == msg.id) {
+                assert!(
+                    pos == 0,
+                    "delivery-order: DUP resend {} before the older {}",
+                    msg.id,
+                    self.owed[0]
+                );
+                self.owed.pop_front();
+            }
+            assert!(
+                self.seen.contains(&msg.id),
+                "no-duplicate: DUP {} was never sent",
+                msg.id
+            );
+            return;
+        }
+        if let Some(older) = self.owed.front() {
+            panic!(
+                "delivery-order: newer message {} delivered before the re-queued older {} \
+                 (MQTT-4.4.0-1)",
+                msg.id, older
+            );
+        }
+        assert!(
+            self.seen.insert(msg.id),
+            "no-duplicate: {} delivered twice",
+            msg.id
+        );
+        let last = self.last_first.entry(msg.id.publisher).or_default();
+        assert!(
+            msg.id.seq > *last,
+            "delivery-order: p{}#{} delivered after p{}#{}",
+            msg.id.publisher,
+            msg.id.seq,
+            msg.id.publisher,
+            *last
+        );
+        *last = msg.id.seq;
+        self.expected = self
+            .expected
+            .checked_sub(1)
+            .expect("no more first deliveries than published");
+    }
+
+    /// Nothing owed and every expected message delivered.
+    pub fn complete(&self) -> bool {
+        self.owed.is_empty() && self.expected == 0
+    }
+}
+
+/// c's connection: receives PUBLISHes, checks them, acknowledges them.
+pub struct Client {
+    pub wire: Receiver<Msg>,
+    pub acks: Sender<u16>,
+    pub log: Arc<Mutex<ClientLog>>,
+    /// Notified once the log is complete.
+    pub done: Arc<Notify>,
+    /// How long c takes to acknowledge each PUBLISH.
+    pub ack_delay: Duration,
+}
+
+impl Client {
+    pub async fn run(mut self) {
+        while let Some(msg) = self.wire.recv().await {
+            let complete = {
+                let mut log = self.log.lock().unwrap();
+                log.on_publish(&msg);
+                log.complete()
+            };
+            if !self.ack_delay.is_zero() {
+                rt::time::sleep(self.ack_delay).await;
+            }
+            let packet_id = msg
+                .packet_id
+                .expect("a PUBLISH on the wire has a packet id");
+            if self.acks.send(packet_id).await.is_err() {
+                return;
+            }
+            if complete {
+                self.done.notify_one();
+            }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! The broker restart as a crash in mid-flight, not a pre-seeded state: the broker is a braid
+//! node whose session storage is `Durable`; a strategy-chosen crash kills its tasks (handler,
+//! routers, c's connection) anywhere, and its init runs again: c reconnects (a new
+//! connection generation) and bind re-queues whatever was persisted in flight at the crash,
+//! while the publishers re-send what the broker had not yet delivered.
+//!
+//! Needs braid::node (`--features node`).
+#![cfg(feature = "node")]
+
+use std::cell::Cell;
+use std::collections::BTreeSet;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+
+use braid::node::{self, Durable};
+use braid::tokio as rt;
+use braid::Outcome;
+use tokio_broker::sim::broker::{
+    Broker, Client, ClientLog, Config, Msg, MsgId, SessionStore, Variant,
+};
+
+const PUBLISHERS: usize = 2;
+const MESSAGES: usize = 2;
+
+/// The broker's disk: messages in flight to c, and which publishes it has delivered (the
+/// publishers re-send the others after a restart).
+#[derive(Default, Hash)]
+struct Disk {
+    inflight: Vec<Msg>,
+    delivered: BTreeSet<MsgId>,
+}
+
+struct DurableStore(Rc<Durable<Disk>>);
+
+impl SessionStore for DurableStore {
+    async fn load_persisted_inflight(&self) -> Vec<Msg> {
+        rt::task::yield_now().await;
+        self.0.with(|d| d.inflight.clone())
+    }
+
+    async fn persist_inflight(&self, msg: Msg) {
+        rt::task::yield_now().await;
+        self.0.with_mut(|d| {
+            d.inflight.push(msg);
+            d.delivered.insert(msg.id);
+        });
+    }
+
+    async fn remove_inflight(&self, packet_id: u16) {
+        rt::task::yield_now().await;
+        self.0
+            .with_mut(|d| d.inflight.retain(|m| m.packet_id != Some(packet_id)));
+    }
+}
+
+fn crash_in_flight(variant: Variant) -> braid::Check {
+    braid::check(move || async move {
+        let disk = Rc::new(Durable::new("disk", Disk::default()));
+        let log = Arc::new(Mutex::new(ClientLog::new(PUBLISHERS * MESSAGES)));
+        let done = Arc::new(rt::sync::Notify::new());
+        let boots = Rc::new(Cell::new(0u64));
+        let (d, l, n) = (disk.clone(), log.clone(), done.clone());
+        node::start("broker", move || {
+            let (disk, log, done, boots) = (d.clone(), l.clone(), n.clone(), boots.clone());
+            async move {
+                boots.set(boots.get() + 1);
+                let inflight = disk.with(|d| d.inflight.clone());
+                log.lock().unwrap().connect(&inflight);
+                let mut config = Config::new(variant);
+                config.window = 2;
+                let broker = Broker::new(config, DurableStore(disk.clone()));
+                let (handler, conn) = broker.connect(boots.get());
+                rt::spawn(handler.run());
+                for publisher in 1..=PUBLISHERS {
+                    let (broker, disk) = (broker.clone(), disk.clone());
+                    rt::spawn(async move {
+                        for seq in 1..=MESSAGES {
+                            let id = MsgId { publisher, seq };
+                            if !disk.with(|d| d.delivered.contains(&id)) {
+                                broker.route(Msg::new(publisher, seq)).await;
+                            }
+                        }
+                    });
+                }
+                rt::spawn(
+                    Client {
+                        wire: conn.wire,
+                        acks: conn.acks,
+                        log,
+                        done,
+                        ack_delay: std::time::Duration::ZERO,
+                    }
+                    .run(),
+                );
+            }
+        });
+        done.notified().await;
+    })
+    .name(&format!("crash-in-flight/{}", variant.name()))
+    .crashes(1)
+}
+
+#[test]
+fn bind_race_after_a_crash_in_flight_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = crash_in_flight(Variant::BindRace).out(dir.path()).run();
+    let failure = report
+        .failure()
+        .expect("the crash leaves a message in flight; bind races");
+    eprintln!("{}\n{}", failure.message, failure.trace);
+    assert!(
+        failure.trace.contains("crash node broker"),
+        "{}",
+        failure.trace
+    );
+    assert!(
+        failure
+            .message
+            .contains("delivered before the re-queued older"),
+        "{}",
+        failure.message
+    );
+}
+
+#[test]
+fn bound_first_holds_across_a_crash_in_flight() {
+    let report = crash_in_flight(Variant::BoundFirst).runs(5_000).run();
+    eprintln!("{:?}", report.outcome);
+    assert!(
+        matches!(report.outcome, Outcome::Holds { .. }),
+        "{:?}",
+        report.outcome
+    );
+}
