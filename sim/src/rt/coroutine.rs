@@ -48,6 +48,9 @@ thread_local! {
     /// The yielder of the stackful task running on this thread, while it runs.
     static YIELDER: Cell<*const Yielder<Resume, ()>> = const { Cell::new(std::ptr::null()) };
     static STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
+    /// A task is being unwound (its run is over or its node crashed): the code its unwinding
+    /// runs (drops) reaches no scheduling point, since it cannot park again.
+    static ABANDONING: Cell<bool> = const { Cell::new(false) };
 }
 
 impl Stackful {
@@ -91,7 +94,10 @@ impl Stackful {
         let Some(coroutine) = self.coroutine.as_mut() else {
             return Slice::Finished;
         };
-        match coroutine.resume(how) {
+        let abandoning = ABANDONING.with(|a| a.replace(how == Resume::Abandon));
+        let result = coroutine.resume(how);
+        ABANDONING.with(|a| a.set(abandoning));
+        match result {
             CoroutineResult::Yield(()) => Slice::Suspended,
             CoroutineResult::Return(end) => {
                 self.recycle();
@@ -134,7 +140,7 @@ impl Drop for Stackful {
 /// stackful (it cannot park here).
 pub(crate) fn suspend() -> bool {
     let yielder = YIELDER.with(Cell::get);
-    if yielder.is_null() {
+    if yielder.is_null() || ABANDONING.with(Cell::get) {
         return false;
     }
     YIELDER.with(|y| y.set(std::ptr::null()));
@@ -150,5 +156,5 @@ pub(crate) fn suspend() -> bool {
 
 /// Whether the running task is stackful (a synchronous scheduling point can park it).
 pub(crate) fn in_stackful() -> bool {
-    !YIELDER.with(Cell::get).is_null()
+    !YIELDER.with(Cell::get).is_null() && !ABANDONING.with(Cell::get)
 }
