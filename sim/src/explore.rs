@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
+use crate::distinct::Distinct;
 use crate::model::Model;
 use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
 use crate::strategy::{
@@ -80,9 +81,11 @@ pub struct Summary {
     pub plan: Option<PlanReport>,
     /// Some run yielded fairly: "every schedule" then means every fair schedule.
     pub yielded_fairly: bool,
-    /// Trace digests of the runs (their count is `distinct_schedules`), kept so that the
-    /// summaries of parallel jobs and shards merge exactly.
-    pub digests: BTreeSet<u64>,
+    /// The runs' trace digests (their count is `distinct_schedules`), kept so that the
+    /// summaries of parallel jobs and shards merge: exactly up to `Distinct::CAP` of them, as
+    /// a sketch past it (the count is then an estimate, `distinct_estimated`), so that memory
+    /// stays flat however many runs an exploration makes.
+    pub schedules: Distinct,
 }
 
 impl Summary {
@@ -94,7 +97,7 @@ impl Summary {
         for p in parts {
             total.runs += p.runs;
             total.yielded_fairly |= p.yielded_fairly;
-            total.digests.extend(p.digests);
+            total.schedules.merge(p.schedules);
             total.end_states.extend(p.end_states);
             total.max_steps_seen = total.max_steps_seen.max(p.max_steps_seen);
             total.max_tasks_seen = total.max_tasks_seen.max(p.max_tasks_seen);
@@ -126,7 +129,7 @@ impl Summary {
             }
         }
         total.violations.sort_by_key(|f| f.first_run);
-        total.distinct_schedules = total.digests.len();
+        total.distinct_schedules = total.schedules.count() as usize;
         Some(total)
     }
 
@@ -141,9 +144,9 @@ impl Summary {
         }
         self.runs += next.runs;
         self.yielded_fairly |= next.yielded_fairly;
-        self.digests.extend(next.digests);
+        self.schedules.merge(next.schedules);
         self.end_states.extend(next.end_states);
-        self.distinct_schedules = self.digests.len();
+        self.distinct_schedules = self.schedules.count() as usize;
         self.max_steps_seen = self.max_steps_seen.max(next.max_steps_seen);
         self.max_tasks_seen = self.max_tasks_seen.max(next.max_tasks_seen);
         self.determinism_checked += next.determinism_checked;
@@ -165,6 +168,11 @@ impl Summary {
             }
         }
         self
+    }
+
+    /// Whether `distinct_schedules` is an estimate (more than `Distinct::CAP` of them).
+    pub fn distinct_estimated(&self) -> bool {
+        self.schedules.is_estimate()
     }
 
     /// PCT's guaranteed per-run probability of hitting a given depth-d bug, 1/(n k^(d-1)), from
@@ -780,7 +788,7 @@ impl<'m> Explorer<'m> {
         let steps_estimate = pct_steps.unwrap_or(config.max_steps);
         let mut strategy = self.build_strategy(steps_estimate);
         let start = Instant::now();
-        let mut digests = BTreeSet::new();
+        let mut digests = Distinct::new();
         let mut found: BTreeMap<String, usize> = BTreeMap::new();
         let mut violations: Vec<Found> = Vec::new();
         let mut summary = Summary {
@@ -798,7 +806,7 @@ impl<'m> Explorer<'m> {
             proved_bound: None,
             pruned: 0,
             end_states: BTreeSet::new(),
-            digests: BTreeSet::new(),
+            schedules: Distinct::new(),
             pruned_sample: Vec::new(),
             pruned_branches: 0,
             audit: None,
@@ -904,8 +912,8 @@ impl<'m> Explorer<'m> {
         summary.elapsed = start.elapsed();
         summary.pruned = strategy.pruned();
         (summary.pruned_sample, summary.pruned_branches) = strategy.pruned_branches();
-        summary.distinct_schedules = digests.len();
-        summary.digests = digests;
+        summary.distinct_schedules = digests.count() as usize;
+        summary.schedules = digests;
         summary.violations = violations;
         Ok(summary)
     }
