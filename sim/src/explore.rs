@@ -13,7 +13,7 @@ use crate::distinct::Distinct;
 use crate::model::Model;
 use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
 use crate::strategy::{
-    Dfs, Plan, Random, Reduction, Replay, Split, Strategy, StrategyKind, Visited,
+    Dfs, Plan, Random, Reduction, Replay, Split, Strategy, StrategyKind,
 };
 
 /// Progress, reported every few hundred runs and at each new violation.
@@ -347,9 +347,9 @@ pub struct Explorer<'m> {
     stop_on_first: bool,
     jobs: usize,
     progress: Option<ProgressFn<'m>>,
-    /// DFS jobs of one exploration share the claims on subtrees, and the states visited.
-    subtree_claims: Option<Arc<AtomicU64>>,
-    visited: Option<Arc<Visited>>,
+    /// A DFS job of a parallel exploration: job i of n explores subtrees i, i + n, ... of its
+    /// shard's (a fixed partition, so that what each job finds is independent of timing).
+    dfs_job: Option<(u64, u64)>,
     /// Iterative context bounding for a DFS with no preemption bound (`None`: when a budget is
     /// given).
     deepening: Option<bool>,
@@ -395,8 +395,7 @@ impl<'m> Explorer<'m> {
             stop_on_first: false,
             jobs: 1,
             progress: None,
-            subtree_claims: None,
-            visited: None,
+            dfs_job: None,
             deepening: None,
             max_attempts: None,
             audit: 0,
@@ -762,10 +761,6 @@ impl<'m> Explorer<'m> {
             return self.run_deepening();
         }
         if self.jobs > 1 {
-            if self.strategy.is_exhaustive() {
-                self.subtree_claims = Some(Arc::new(AtomicU64::new(0)));
-                self.visited = Some(Arc::default());
-            }
             return self.run_parallel();
         }
         let exhaustive = self.strategy.is_exhaustive();
@@ -946,23 +941,16 @@ impl<'m> Explorer<'m> {
         if self.no_sleep_sets {
             dfs = dfs.without_sleep_sets();
         }
-        if let Some(visited) = &self.visited {
-            dfs = dfs.sharing_visited(visited);
-        }
-        if self.stride == 1 && self.subtree_claims.is_none() {
+        if self.stride == 1 && self.dfs_job.is_none() {
             return Box::new(dfs);
         }
-        // Shard i of n takes subtrees i, i+n, ...; within a shard, jobs claim them in turn.
+        // Shard i of n takes subtrees i, i+n, ...; job j of m within it takes every m-th of
+        // those from its j-th: a fixed partition, so each job's search, and so what the merged
+        // jobs report, does not depend on which thread ran faster. (The jobs do not share
+        // visited states for the same reason: each prunes only by its own.)
         let (shard, shards) = (self.first_run % self.stride, self.stride);
-        let claims = self.subtree_claims.clone();
-        let claim = move |k: u64| {
-            k % shards == shard
-                && claims.as_ref().is_none_or(|next| {
-                    let mine = k / shards;
-                    next.compare_exchange(mine, mine + 1, Ordering::Relaxed, Ordering::Relaxed)
-                        .is_ok()
-                })
-        };
+        let (job, jobs) = self.dfs_job.unwrap_or((0, 1));
+        let claim = move |k: u64| k % shards == shard && (k / shards) % jobs == job;
         Box::new(dfs.with_split(Split {
             depth: SPLIT_DEPTH,
             claim: Box::new(claim),
@@ -976,8 +964,6 @@ impl<'m> Explorer<'m> {
             (None, None) if !exhaustive => Some(10_000),
             (runs, _) => runs,
         };
-        let claims = self.subtree_claims.clone();
-        let visited = self.visited.clone();
         let mut progress = self.progress.take();
         let counters: Vec<AtomicU64> = (0..jobs).map(|_| AtomicU64::new(0)).collect();
         let finished = AtomicU64::new(0);
@@ -1001,11 +987,10 @@ impl<'m> Explorer<'m> {
             let handles: Vec<_> = (0..jobs)
                 .map(|j| {
                     let (counter, finished) = (&counters[j as usize], &finished);
-                    let (claims, visited) = (claims.clone(), visited.clone());
                     let cancel = cancel.clone();
                     scope.spawn(move || {
                         // Random/PCT jobs take interleaved run indices; DFS jobs walk the same
-                        // tree and claim its subtrees in turn.
+                        // tree, each exploring its fixed share of its subtrees.
                         let (first, step) = if exhaustive {
                             (first_run, stride)
                         } else {
@@ -1031,8 +1016,7 @@ impl<'m> Explorer<'m> {
                         // This exploration deepens (or not) around its jobs, not inside them.
                         job.deepening = Some(false);
                         job.max_attempts = max_attempts.map(|m| m.div_ceil(jobs));
-                        job.subtree_claims = claims;
-                        job.visited = visited;
+                        job.dfs_job = exhaustive.then_some((j, jobs));
                         job.cancel = cancel;
                         let summary = job.run();
                         finished.fetch_add(1, Ordering::Relaxed);
