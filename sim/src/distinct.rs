@@ -212,7 +212,11 @@ impl Sketch {
 
 impl Serialize for Sketch {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let registers = self.registers().iter().map(|r| format!("{r:02x}")).collect();
+        let registers = self
+            .registers()
+            .iter()
+            .map(|r| format!("{r:02x}"))
+            .collect();
         SketchJson {
             precision: PRECISION,
             registers,
@@ -233,7 +237,9 @@ impl<'de> Deserialize<'de> for Sketch {
         }
         let hex = json.registers.as_bytes();
         if hex.len() % 2 != 0 || !hex.iter().all(u8::is_ascii_hexdigit) {
-            return Err(D::Error::custom("a schedule sketch's registers are not hex bytes"));
+            return Err(D::Error::custom(
+                "a schedule sketch's registers are not hex bytes",
+            ));
         }
         let registers = hex
             .chunks(2)
@@ -241,7 +247,9 @@ impl<'de> Deserialize<'de> for Sketch {
                 std::str::from_utf8(pair)
                     .ok()
                     .and_then(|h| u8::from_str_radix(h, 16).ok())
-                    .ok_or_else(|| D::Error::custom("a schedule sketch's registers are not hex bytes"))
+                    .ok_or_else(|| {
+                        D::Error::custom("a schedule sketch's registers are not hex bytes")
+                    })
             })
             .collect::<Result<Vec<u8>, _>>()?;
         Sketch::from_registers(registers).map_err(D::Error::custom)
@@ -318,12 +326,19 @@ mod tests {
         assert_eq!(back, s);
         assert_eq!(back.estimate(), s.estimate());
         let short = r#"{"precision": 14, "registers": "0001"}"#;
-        let err = serde_json::from_str::<Sketch>(short).unwrap_err().to_string();
+        let err = serde_json::from_str::<Sketch>(short)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("registers"), "{err}");
         let other = r#"{"precision": 12, "registers": ""}"#;
-        let err = serde_json::from_str::<Sketch>(other).unwrap_err().to_string();
+        let err = serde_json::from_str::<Sketch>(other)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("precision 12"), "{err}");
-        let big = format!(r#"{{"precision": 14, "registers": "{}"}}"#, "ff".repeat(REGISTERS));
+        let big = format!(
+            r#"{{"precision": 14, "registers": "{}"}}"#,
+            "ff".repeat(REGISTERS)
+        );
         assert!(serde_json::from_str::<Sketch>(&big).is_err());
     }
 }

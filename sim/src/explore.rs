@@ -12,9 +12,7 @@ use thiserror::Error;
 use crate::distinct::Distinct;
 use crate::model::Model;
 use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
-use crate::strategy::{
-    Dfs, Plan, Random, Reduction, Replay, Split, Strategy, StrategyKind,
-};
+use crate::strategy::{Dfs, Plan, Random, Reduction, Replay, Split, Strategy, StrategyKind};
 
 /// Progress, reported every few hundred runs and at each new violation.
 #[derive(Clone, Copy, Debug)]
