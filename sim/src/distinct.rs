@@ -62,14 +62,14 @@ impl Distinct {
             None => {
                 self.exact.insert(digest);
                 if self.exact.len() > self.cap {
-                    self.to_sketch();
+                    self.move_into_sketch();
                 }
             }
         }
     }
 
     /// Moves the digests into a sketch and frees them.
-    fn to_sketch(&mut self) {
+    fn move_into_sketch(&mut self) {
         let mut sketch = self.sketch.take().unwrap_or_default();
         for d in std::mem::take(&mut self.exact) {
             sketch.insert(d);
@@ -84,12 +84,12 @@ impl Distinct {
             (Some(mine), None) => other.exact.into_iter().for_each(|d| mine.insert(d)),
             (None, Some(theirs)) => {
                 self.sketch = Some(theirs);
-                self.to_sketch();
+                self.move_into_sketch();
             }
             (None, None) => {
                 self.exact.extend(other.exact);
                 if self.exact.len() > self.cap {
-                    self.to_sketch();
+                    self.move_into_sketch();
                 }
             }
         }
