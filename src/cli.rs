@@ -139,8 +139,9 @@ pub struct BudgetArgs {
     #[command(flatten)]
     pub shrink: ShrinkBudget,
     /// Parallel exploration threads (default: the machine's cores). Random/PCT: the same
-    /// failing runs as one job's for the same seed and runs; DFS: jobs claim subtrees of one
-    /// search, with the same violations, end states and exhaustiveness.
+    /// failing runs as one job's for the same seed and runs; DFS: job j of n explores every
+    /// n-th subtree of one search from its j-th, with the same violations, end states and
+    /// exhaustiveness, and the same report and replay files on every run.
     #[arg(long, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Explore shard i of n of each scenario's run space (random/PCT: run indices; DFS:

@@ -1,4 +1,5 @@
-//! Ctrl-C during `braid explore`: the first stops the exploration between runs, and braid writes
+//! Ctrl-C during `braid explore`, `ci` and `mutants`: the first stops the exploration between
+//! runs (`ci` then skips its remaining checks), and braid writes
 //! what it found (replay files as found, not minimised), prints the summary and exits 130; the
 //! second exits at once.
 

@@ -75,6 +75,10 @@ pub struct ScenarioReport {
     pub shard: Option<ShardInfo>,
     pub runs: u64,
     pub distinct_schedules: usize,
+    /// `distinct_schedules` is a sketch's estimate (about 0.8% standard error): there were more
+    /// than `sim::distinct::Distinct::CAP` of them, past which they are not kept one by one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub distinct_schedules_estimated: bool,
     pub elapsed_ms: f64,
     pub runs_per_sec: f64,
     pub max_steps_seen: usize,
@@ -116,6 +120,10 @@ pub struct ScenarioReport {
     /// counts distinct schedules exactly.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "hex")]
     pub schedule_digests: Option<Vec<u64>>,
+    /// With --shard, past `Distinct::CAP` distinct schedules: their sketch instead of their
+    /// digests (`{"precision": 14, "registers": "<hex>"}`), which `braid merge` merges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_sketch: Option<sim::distinct::Sketch>,
     /// With --shard: the digests of the end states reached, so `braid merge` counts them exactly.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "hex")]
     pub end_state_digests: Option<Vec<u64>>,
@@ -131,6 +139,19 @@ pub struct ScenarioReport {
     /// reached that the reduced search did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<AuditSummary>,
+}
+
+impl ScenarioReport {
+    /// "212 distinct schedules", or "about 3000000 distinct schedules (estimated)".
+    pub fn distinct_text(&self) -> String {
+        match self.distinct_schedules_estimated {
+            true => format!(
+                "about {} distinct schedules (estimated)",
+                self.distinct_schedules
+            ),
+            false => format!("{} distinct schedules", self.distinct_schedules),
+        }
+    }
 }
 
 #[derive(Clone, Serialize, Deserialize)]
@@ -162,9 +183,9 @@ impl ScenarioReport {
         );
         let _ = writeln!(
             out,
-            "  runs {} ({} distinct schedules, up to {} steps) in {:.2}s: {:.0} runs/s",
+            "  runs {} ({}, up to {} steps) in {:.2}s: {:.0} runs/s",
             self.runs,
-            self.distinct_schedules,
+            self.distinct_text(),
             self.max_steps_seen,
             self.elapsed_ms / 1e3,
             self.runs_per_sec

@@ -125,3 +125,112 @@ fn the_second_ctrl_c_exits_at_once() {
     assert_eq!(o.status.code(), Some(130));
     assert!(start.elapsed() < Duration::from_secs(10));
 }
+
+/// `braid ci` on one scenario with a budget it would never finish (a violation it expects is
+/// found early, and the exploration goes on), and an empty seed corpus.
+fn spawn_ci(dir: &Path) -> Child {
+    let scenarios = dir.join("scenarios");
+    std::fs::create_dir_all(&scenarios).unwrap();
+    std::fs::create_dir_all(dir.join("seeds")).unwrap();
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    std::fs::copy(
+        here.join("broker-bind-race.toml"),
+        scenarios.join("broker-bind-race.toml"),
+    )
+    .unwrap();
+    Command::new(env!("CARGO_BIN_EXE_braid"))
+        .arg("ci")
+        .arg("--scenario-dir")
+        .arg(&scenarios)
+        .arg("--seeds")
+        .arg(dir.join("seeds"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .arg("--junit")
+        .arg(dir.join("junit.xml"))
+        .args([
+            "--strategy",
+            "random",
+            "--runs",
+            "1000000000",
+            "--format",
+            "json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("braid runs")
+}
+
+#[cfg(unix)]
+#[test]
+fn ci_stops_at_the_first_ctrl_c_writes_its_outputs_and_prints_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = spawn_ci(dir.path());
+    std::thread::sleep(Duration::from_millis(2000));
+    sigint(&child);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the JSON summary");
+    assert_eq!(report["interrupted"], true, "{report}");
+    let cases = report["cases"].as_array().unwrap();
+    // The scenario under way, and nothing after it: no mutant, no determinism case, no proof.
+    assert_eq!(cases.len(), 1, "{report}");
+    assert_eq!(cases[0]["kind"], "scenario");
+    let message = cases[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("interrupted after "), "{message}");
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).expect("JUnit written");
+    assert!(junit.contains("broker-bind-race"), "{junit}");
+}
+
+#[cfg(unix)]
+#[test]
+fn ci_exits_at_once_on_the_second_ctrl_c() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = spawn_ci(dir.path());
+    std::thread::sleep(Duration::from_millis(1500));
+    sigint(&child);
+    sigint(&child);
+    let start = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[cfg(unix)]
+#[test]
+fn mutants_stop_at_the_first_ctrl_c_and_print_what_they_tried() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args([
+            "mutants",
+            "broker-bound-first",
+            "--strategy",
+            "random",
+            "--runs",
+            "1000000000",
+            "--format",
+            "json",
+            "--out",
+        ])
+        .arg(dir.path())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("braid runs");
+    std::thread::sleep(Duration::from_millis(2000));
+    sigint(&child);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    let reports: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the JSON summary");
+    let reports = reports.as_array().unwrap();
+    assert_eq!(reports.len(), 1, "the next mutants are not started");
+    let r = &reports[0];
+    // Its exploration stopped: what it found is reported, as caught, or it is marked stopped.
+    assert!(r["caught"] == true || r["interrupted"] == true, "{r}");
+}

@@ -9,11 +9,10 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
+use crate::distinct::Distinct;
 use crate::model::Model;
 use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
-use crate::strategy::{
-    Dfs, Plan, Random, Reduction, Replay, Split, Strategy, StrategyKind, Visited,
-};
+use crate::strategy::{Dfs, Plan, Random, Reduction, Replay, Split, Strategy, StrategyKind};
 
 /// Progress, reported every few hundred runs and at each new violation.
 #[derive(Clone, Copy, Debug)]
@@ -80,9 +79,11 @@ pub struct Summary {
     pub plan: Option<PlanReport>,
     /// Some run yielded fairly: "every schedule" then means every fair schedule.
     pub yielded_fairly: bool,
-    /// Trace digests of the runs (their count is `distinct_schedules`), kept so that the
-    /// summaries of parallel jobs and shards merge exactly.
-    pub digests: BTreeSet<u64>,
+    /// The runs' trace digests (their count is `distinct_schedules`), kept so that the
+    /// summaries of parallel jobs and shards merge: exactly up to `Distinct::CAP` of them, as
+    /// a sketch past it (the count is then an estimate, `distinct_estimated`), so that memory
+    /// stays flat however many runs an exploration makes.
+    pub schedules: Distinct,
 }
 
 impl Summary {
@@ -94,7 +95,7 @@ impl Summary {
         for p in parts {
             total.runs += p.runs;
             total.yielded_fairly |= p.yielded_fairly;
-            total.digests.extend(p.digests);
+            total.schedules.merge(p.schedules);
             total.end_states.extend(p.end_states);
             total.max_steps_seen = total.max_steps_seen.max(p.max_steps_seen);
             total.max_tasks_seen = total.max_tasks_seen.max(p.max_tasks_seen);
@@ -126,7 +127,7 @@ impl Summary {
             }
         }
         total.violations.sort_by_key(|f| f.first_run);
-        total.distinct_schedules = total.digests.len();
+        total.distinct_schedules = total.schedules.count() as usize;
         Some(total)
     }
 
@@ -141,9 +142,9 @@ impl Summary {
         }
         self.runs += next.runs;
         self.yielded_fairly |= next.yielded_fairly;
-        self.digests.extend(next.digests);
+        self.schedules.merge(next.schedules);
         self.end_states.extend(next.end_states);
-        self.distinct_schedules = self.digests.len();
+        self.distinct_schedules = self.schedules.count() as usize;
         self.max_steps_seen = self.max_steps_seen.max(next.max_steps_seen);
         self.max_tasks_seen = self.max_tasks_seen.max(next.max_tasks_seen);
         self.determinism_checked += next.determinism_checked;
@@ -165,6 +166,11 @@ impl Summary {
             }
         }
         self
+    }
+
+    /// Whether `distinct_schedules` is an estimate (more than `Distinct::CAP` of them).
+    pub fn distinct_estimated(&self) -> bool {
+        self.schedules.is_estimate()
     }
 
     /// PCT's guaranteed per-run probability of hitting a given depth-d bug, 1/(n k^(d-1)), from
@@ -339,9 +345,9 @@ pub struct Explorer<'m> {
     stop_on_first: bool,
     jobs: usize,
     progress: Option<ProgressFn<'m>>,
-    /// DFS jobs of one exploration share the claims on subtrees, and the states visited.
-    subtree_claims: Option<Arc<AtomicU64>>,
-    visited: Option<Arc<Visited>>,
+    /// A DFS job of a parallel exploration: job i of n explores subtrees i, i + n, ... of its
+    /// shard's (a fixed partition, so that what each job finds is independent of timing).
+    dfs_job: Option<(u64, u64)>,
     /// Iterative context bounding for a DFS with no preemption bound (`None`: when a budget is
     /// given).
     deepening: Option<bool>,
@@ -387,8 +393,7 @@ impl<'m> Explorer<'m> {
             stop_on_first: false,
             jobs: 1,
             progress: None,
-            subtree_claims: None,
-            visited: None,
+            dfs_job: None,
             deepening: None,
             max_attempts: None,
             audit: 0,
@@ -754,10 +759,6 @@ impl<'m> Explorer<'m> {
             return self.run_deepening();
         }
         if self.jobs > 1 {
-            if self.strategy.is_exhaustive() {
-                self.subtree_claims = Some(Arc::new(AtomicU64::new(0)));
-                self.visited = Some(Arc::default());
-            }
             return self.run_parallel();
         }
         let exhaustive = self.strategy.is_exhaustive();
@@ -780,7 +781,7 @@ impl<'m> Explorer<'m> {
         let steps_estimate = pct_steps.unwrap_or(config.max_steps);
         let mut strategy = self.build_strategy(steps_estimate);
         let start = Instant::now();
-        let mut digests = BTreeSet::new();
+        let mut digests = Distinct::new();
         let mut found: BTreeMap<String, usize> = BTreeMap::new();
         let mut violations: Vec<Found> = Vec::new();
         let mut summary = Summary {
@@ -798,7 +799,7 @@ impl<'m> Explorer<'m> {
             proved_bound: None,
             pruned: 0,
             end_states: BTreeSet::new(),
-            digests: BTreeSet::new(),
+            schedules: Distinct::new(),
             pruned_sample: Vec::new(),
             pruned_branches: 0,
             audit: None,
@@ -904,8 +905,8 @@ impl<'m> Explorer<'m> {
         summary.elapsed = start.elapsed();
         summary.pruned = strategy.pruned();
         (summary.pruned_sample, summary.pruned_branches) = strategy.pruned_branches();
-        summary.distinct_schedules = digests.len();
-        summary.digests = digests;
+        summary.distinct_schedules = digests.count() as usize;
+        summary.schedules = digests;
         summary.violations = violations;
         Ok(summary)
     }
@@ -938,23 +939,16 @@ impl<'m> Explorer<'m> {
         if self.no_sleep_sets {
             dfs = dfs.without_sleep_sets();
         }
-        if let Some(visited) = &self.visited {
-            dfs = dfs.sharing_visited(visited);
-        }
-        if self.stride == 1 && self.subtree_claims.is_none() {
+        if self.stride == 1 && self.dfs_job.is_none() {
             return Box::new(dfs);
         }
-        // Shard i of n takes subtrees i, i+n, ...; within a shard, jobs claim them in turn.
+        // Shard i of n takes subtrees i, i+n, ...; job j of m within it takes every m-th of
+        // those from its j-th: a fixed partition, so each job's search, and so what the merged
+        // jobs report, does not depend on which thread ran faster. (The jobs do not share
+        // visited states for the same reason: each prunes only by its own.)
         let (shard, shards) = (self.first_run % self.stride, self.stride);
-        let claims = self.subtree_claims.clone();
-        let claim = move |k: u64| {
-            k % shards == shard
-                && claims.as_ref().is_none_or(|next| {
-                    let mine = k / shards;
-                    next.compare_exchange(mine, mine + 1, Ordering::Relaxed, Ordering::Relaxed)
-                        .is_ok()
-                })
-        };
+        let (job, jobs) = self.dfs_job.unwrap_or((0, 1));
+        let claim = move |k: u64| k % shards == shard && (k / shards) % jobs == job;
         Box::new(dfs.with_split(Split {
             depth: SPLIT_DEPTH,
             claim: Box::new(claim),
@@ -968,8 +962,6 @@ impl<'m> Explorer<'m> {
             (None, None) if !exhaustive => Some(10_000),
             (runs, _) => runs,
         };
-        let claims = self.subtree_claims.clone();
-        let visited = self.visited.clone();
         let mut progress = self.progress.take();
         let counters: Vec<AtomicU64> = (0..jobs).map(|_| AtomicU64::new(0)).collect();
         let finished = AtomicU64::new(0);
@@ -993,11 +985,10 @@ impl<'m> Explorer<'m> {
             let handles: Vec<_> = (0..jobs)
                 .map(|j| {
                     let (counter, finished) = (&counters[j as usize], &finished);
-                    let (claims, visited) = (claims.clone(), visited.clone());
                     let cancel = cancel.clone();
                     scope.spawn(move || {
                         // Random/PCT jobs take interleaved run indices; DFS jobs walk the same
-                        // tree and claim its subtrees in turn.
+                        // tree, each exploring its fixed share of its subtrees.
                         let (first, step) = if exhaustive {
                             (first_run, stride)
                         } else {
@@ -1023,8 +1014,7 @@ impl<'m> Explorer<'m> {
                         // This exploration deepens (or not) around its jobs, not inside them.
                         job.deepening = Some(false);
                         job.max_attempts = max_attempts.map(|m| m.div_ceil(jobs));
-                        job.subtree_claims = claims;
-                        job.visited = visited;
+                        job.dfs_job = exhaustive.then_some((j, jobs));
                         job.cancel = cancel;
                         let summary = job.run();
                         finished.fetch_add(1, Ordering::Relaxed);

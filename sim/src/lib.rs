@@ -5,6 +5,7 @@
 
 pub mod audit;
 pub mod check;
+pub mod distinct;
 pub mod explore;
 pub mod history;
 pub mod invariant;

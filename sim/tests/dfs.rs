@@ -342,7 +342,7 @@ fn split_searches_merge_to_the_unsplit_result() {
                 );
                 let again = dfs_split(model, bound, reduction, (0, shards), 1);
                 assert_eq!(
-                    again.digests, parts[0].digests,
+                    again.schedules, parts[0].schedules,
                     "{what}: shards are deterministic"
                 );
                 let merged = Summary::merge(parts).unwrap();

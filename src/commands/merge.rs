@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use sim::distinct::{Distinct, Sketch};
 use sim::scenario::Expected;
 
 use crate::cli::{Format, MergeArgs};
@@ -83,7 +84,9 @@ fn check_part(part: &ScenarioReport, path: &Path) -> Result<()> {
             path.display()
         );
     }
-    if part.schedule_digests.is_none() || part.end_state_digests.is_none() {
+    if (part.schedule_digests.is_none() && part.schedule_sketch.is_none())
+        || part.end_state_digests.is_none()
+    {
         bail!("{}: {name}: the shard lists no digests", path.display());
     }
     Ok(())
@@ -136,10 +139,15 @@ fn runs_text(runs: Option<u64>) -> String {
 
 /// What the combined shards say as one exploration.
 fn finish(r: &mut ScenarioReport, pct_bounds: &[Option<f64>]) -> Result<()> {
-    r.distinct_schedules = r
-        .schedule_digests
-        .as_ref()
-        .map_or(r.distinct_schedules, |d| d.len());
+    let schedules = match (r.schedule_digests.take(), r.schedule_sketch.take()) {
+        (_, Some(sketch)) => Some(Distinct::from_sketch(sketch)),
+        (Some(digests), None) => Some(Distinct::from_digests(digests)),
+        (None, None) => None,
+    };
+    if let Some(s) = schedules {
+        r.distinct_schedules = s.count() as usize;
+        r.distinct_schedules_estimated = s.is_estimate();
+    }
     r.runs_per_sec = if r.elapsed_ms > 0.0 {
         r.runs as f64 / (r.elapsed_ms / 1e3)
     } else {
@@ -166,7 +174,6 @@ fn finish(r: &mut ScenarioReport, pct_bounds: &[Option<f64>]) -> Result<()> {
     r.pct_bound = bound;
     r.pct_confidence = bound.map(|p| 1.0 - (1.0 - p).powf(r.runs as f64));
     r.shard = None;
-    r.schedule_digests = None;
     r.end_state_digests = None;
     Ok(())
 }
@@ -195,7 +202,7 @@ fn combine(total: &mut ScenarioReport, part: ScenarioReport, path: &Path) -> Res
     total.distinct_schedules += part.distinct_schedules;
     // Without digests (a summary from before they were written) the count is a lower bound.
     total.end_states = total.end_states.max(part.end_states);
-    union(&mut total.schedule_digests, part.schedule_digests);
+    union_schedules(total, part.schedule_digests, part.schedule_sketch);
     union(&mut total.end_state_digests, part.end_state_digests);
     for v in part.violations {
         match total
@@ -215,6 +222,25 @@ fn combine(total: &mut ScenarioReport, part: ScenarioReport, path: &Path) -> Res
     }
     total.violations.sort_by_key(|v| v.first_run);
     Ok(())
+}
+
+/// The union of the shards' schedules: their digests while every shard lists them (and they
+/// stay within `Distinct::CAP`), else one sketch of them all.
+fn union_schedules(total: &mut ScenarioReport, digests: Option<Vec<u64>>, sketch: Option<Sketch>) {
+    let mine = match (total.schedule_digests.take(), total.schedule_sketch.take()) {
+        (_, Some(sketch)) => Distinct::from_sketch(sketch),
+        (Some(digests), None) => Distinct::from_digests(digests),
+        (None, None) => return,
+    };
+    let theirs = match (digests, sketch) {
+        (_, Some(sketch)) => Distinct::from_sketch(sketch),
+        (Some(digests), None) => Distinct::from_digests(digests),
+        (None, None) => return,
+    };
+    let mut all = mine;
+    all.merge(theirs);
+    total.schedule_digests = all.digests().map(|d| d.iter().copied().collect());
+    total.schedule_sketch = all.sketch().cloned();
 }
 
 /// The union of two shards' digests; unknown if either is.

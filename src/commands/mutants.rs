@@ -14,7 +14,7 @@ use sim::scenario::{Expected, Scenario};
 use super::explore::{explore_one, select};
 use crate::cli::{BudgetArgs, Cli, Format, MutantsArgs};
 use crate::report::{ViolationReport, REPORT_FORMAT};
-use crate::{colour, Verdict};
+use crate::{colour, interrupt, Verdict};
 
 #[derive(Serialize)]
 pub struct MutantReport {
@@ -31,29 +31,46 @@ pub struct MutantReport {
     pub violation: Option<ViolationReport>,
     /// Scenarios explored, in order, and their runs.
     pub tried: Vec<(String, u64)>,
+    /// Stopped by Ctrl-C before a scenario caught it: neither caught nor survived.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 pub fn run(cli: &Cli, args: &MutantsArgs) -> Result<Verdict> {
     let scenarios = select(&cli.scenario_dir, &args.scenarios)?;
+    let plan = plan(&scenarios)?;
+    interrupt::install();
     let mut reports = Vec::new();
-    for (model, variant, guard, group) in plan(&scenarios)? {
+    for (model, variant, guard, group) in plan {
+        if interrupt::interrupted() {
+            break;
+        }
         let report = hunt(&model, &variant, guard, &group, &args.budget, &args.out)?;
         if args.format == Format::Text {
             print_line(&report);
         }
         reports.push(report);
     }
-    let survived = reports.iter().filter(|r| !r.caught).count();
+    let survived = reports
+        .iter()
+        .filter(|r| !r.caught && !r.interrupted)
+        .count();
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&reports)?),
         Format::Text => println!(
-            "\n{} mutants: {} caught, {} survived",
+            "\n{} mutants: {} caught, {} survived{}",
             reports.len(),
-            reports.len() - survived,
-            survived
+            reports.iter().filter(|r| r.caught).count(),
+            survived,
+            match interrupt::interrupted() {
+                true => " (INTERRUPTED: the rest not run)",
+                false => "",
+            }
         ),
     }
-    Ok(if survived > 0 {
+    Ok(if interrupt::interrupted() {
+        Verdict::Interrupted
+    } else if survived > 0 {
         Verdict::Violation
     } else {
         Verdict::Clean
@@ -101,16 +118,21 @@ pub fn hunt(
         caught_by: None,
         violation: None,
         tried: Vec::new(),
+        interrupted: false,
     };
     for scenario in scenarios {
         let mutant = models::registry::build_mutant(model, variant, &scenario.params, Some(guard))
             .with_context(|| format!("scenario {}", scenario.path.display()))?;
         let exploration = explore_one(scenario, mutant.as_ref(), Some(guard), budget, out)?;
         report.tried.push((scenario.name.clone(), exploration.runs));
+        report.interrupted = exploration.interrupted;
         if let Some(v) = exploration.violations.into_iter().next() {
             report.caught = true;
             report.caught_by = Some(scenario.name.clone());
             report.violation = Some(v);
+            break;
+        }
+        if report.interrupted {
             break;
         }
     }
@@ -126,6 +148,10 @@ fn print_line(r: &MutantReport) {
             v.invariant,
             v.first_run,
             v.replay_file
+        ),
+        _ if r.interrupted => println!(
+            "{}  {name:<60} interrupted",
+            colour::verdict("STOPPED", false)
         ),
         _ => {
             let tried: Vec<String> = r

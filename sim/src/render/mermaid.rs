@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{step_label, Caption, Lanes};
+use super::{rows, step_label, Caption, Lanes, Row};
 use crate::trace::{Trace, TraceLine};
 
 /// Mermaid treats `#` and `;` specially in message text: write them as entity codes.
@@ -34,21 +34,27 @@ pub fn mermaid(trace: &Trace, caption: &Caption<'_>) -> String {
             text(o)
         );
     }
-    for line in &trace.lines {
+    for row in rows(trace) {
+        let steps = row.steps().unwrap_or_default();
+        let (line, times) = match row {
+            Row::Line(line) => (line, 1),
+            Row::Folded { first, times, .. } => (first, times),
+        };
         match line {
             TraceLine::Step {
-                step,
                 task,
                 op,
                 object,
                 effect,
                 preempted,
+                ..
             } => {
                 let from = id(lanes.task(task));
-                let label = text(&format!(
-                    "{step}: {}",
-                    step_label(op, object.as_deref(), effect.as_deref())
-                ));
+                let mut label = step_label(op, object.as_deref(), effect.as_deref());
+                if times > 1 {
+                    label = format!("{label} x{times}");
+                }
+                let label = text(&format!("{steps}: {label}"));
                 if *preempted {
                     let _ = writeln!(out, "    rect rgb(255, 228, 181)");
                     let _ = writeln!(out, "    Note over {from}: preempts the running task");

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::{step_label, Caption, Lanes};
+use super::{rows, step_label, Caption, Lanes, Row};
 use crate::trace::{Trace, TraceLine};
 
 /// The narrowest lane.
@@ -50,7 +50,7 @@ impl<'a> Layout<'a> {
         let lane = widest.max(MIN_LANE);
         Layout {
             width: LEFT + lanes.count() * lane + 40,
-            height: TOP + trace.lines.len() * ROW + 30,
+            height: TOP + rows(trace).len() * ROW + 30,
             lanes,
             trace,
             lane,
@@ -75,24 +75,32 @@ pub fn svg(trace: &Trace, caption: &Caption<'_>) -> String {
     let mut out = String::new();
     header(&mut out, &layout, caption);
     lanes(&mut out, &layout);
-    for (row, line) in layout.trace.lines.iter().enumerate() {
-        let y = TOP + row * ROW + ROW / 2;
+    for (i, row) in rows(layout.trace).into_iter().enumerate() {
+        let y = TOP + i * ROW + ROW / 2;
+        let steps = row.steps().unwrap_or_default();
+        let (line, times) = match row {
+            Row::Line(line) => (line, 1),
+            Row::Folded { first, times, .. } => (first, times),
+        };
         match line {
             TraceLine::Step {
-                step,
                 task,
                 op,
                 object,
                 effect,
                 preempted,
+                ..
             } => {
                 let from = layout.x(layout.lanes.task(task));
                 if *preempted {
                     preemption(&mut out, &layout, from, y);
                 }
-                let label = step_label(op, object.as_deref(), effect.as_deref());
+                let mut label = step_label(op, object.as_deref(), effect.as_deref());
+                if times > 1 {
+                    label = format!("{label} x{times}");
+                }
                 let to = object.as_deref().map(|o| layout.x(layout.lanes.object(o)));
-                arrow(&mut out, *step, from, to, &label, y);
+                arrow(&mut out, &steps, from, to, &label, y);
             }
             TraceLine::Event { task, text, .. } => {
                 event(&mut out, layout.x(layout.lanes.task(task)), text, y)
@@ -183,7 +191,7 @@ fn preemption(out: &mut String, l: &Layout, from: usize, y: usize) {
 
 /// A step: its number, the task's dot, and an arrow to the object it touched (or the label
 /// beside the dot).
-fn arrow(out: &mut String, step: usize, from: usize, to: Option<usize>, label: &str, y: usize) {
+fn arrow(out: &mut String, step: &str, from: usize, to: Option<usize>, label: &str, y: usize) {
     let _ = writeln!(
         out,
         r##"<text x="8" y="{}" fill="#666">{step}</text>"##,

@@ -27,10 +27,11 @@
 //! For parallel jobs and shards the search splits into subtrees at a fixed depth (`Split`):
 //! above it every option is explored and no race adds backtrack points there, so every job walks
 //! the same top of the tree in the same order; each subtree below is explored, with the full
-//! reduction, by whichever job claims it. The union over jobs or shards is the same set of
-//! schedules whoever explores what (with visited states, the jobs of one exploration share the
-//! states they have visited, and how many schedules each runs depends on timing; shards on
-//! other machines remember only their own).
+//! reduction, by the job or shard whose `claim` accepts it. The union over jobs or shards is the
+//! same set of schedules whoever explores what. The explorer hands out subtrees by a fixed
+//! partition, and each job keeps its own visited states, so that what a parallel search
+//! reports does not depend on thread timing (`sharing_visited` shares them, for a caller that
+//! does not need that).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;

@@ -10,6 +10,10 @@
 //! Bad input is found first (`inputs`); the outputs — text or JSON on stdout, JUnit, Markdown —
 //! are built from the cases at the end (`output`). Exit 0 only when every expectation holds; 1
 //! when one does not; 2 on bad input.
+//!
+//! Ctrl-C, as in `braid explore`: the first stops the check under way between runs (what its
+//! exploration found is written as found), skips the checks after it, writes the outputs of
+//! the cases so far and prints the summary, and exits 130; the second exits at once.
 
 mod explain;
 mod inputs;
@@ -26,18 +30,21 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::cli::{CiArgs, Cli};
-use crate::Verdict;
+use crate::{interrupt, Verdict};
 use output::Cases;
 pub use seeds::json_files;
 
 pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
     let start = Instant::now();
     let inputs = inputs::Inputs::load(cli, args)?;
+    interrupt::install();
     let mut cases = Cases::new(args.format);
     seeds::replay_all(&inputs, &mut cases)?;
     let determinism = scenarios::explore_all(&inputs, &mut cases)?;
     mutants::hunt_all(&inputs, &mut cases)?;
-    cases.push(determinism.case());
+    if !interrupt::interrupted() {
+        cases.push(determinism.case());
+    }
     proofs::prove_all(&inputs, &mut cases)?;
     output::finish(args, &inputs, cases, determinism.checked(), start.elapsed())
 }

@@ -18,6 +18,9 @@ pub fn hunt_all(inputs: &Inputs, cases: &mut Cases) -> Result<()> {
     };
     let out = inputs.args.out.join("mutants");
     for (k, (model, variant, guard, group)) in plan(&inputs.scenarios)?.into_iter().enumerate() {
+        if crate::interrupt::interrupted() {
+            break;
+        }
         if !inputs.mine(k) {
             continue;
         }
@@ -25,6 +28,7 @@ pub fn hunt_all(inputs: &Inputs, cases: &mut Cases) -> Result<()> {
         let r = hunt(&model, &variant, guard, &group, &budget, &out)?;
         let message = match (&r.caught_by, &r.violation) {
             (Some(s), Some(v)) => format!("caught by {s}: {}", v.invariant),
+            _ if r.interrupted => "interrupted before a scenario caught it".to_string(),
             _ => format!("survived: no scenario of {model}/{variant} fails without guard {guard}"),
         };
         let name = format!("{model}/{variant} without {guard}");

@@ -141,6 +141,9 @@ pub struct CiReport<'a> {
     pub failed: usize,
     pub determinism_checked: u64,
     pub elapsed_ms: f64,
+    /// Stopped by Ctrl-C: the cases so far, the rest not run.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     pub cases: &'a [Case],
 }
 
@@ -162,6 +165,7 @@ pub fn finish(
         failed,
         determinism_checked,
         elapsed_ms: elapsed.as_secs_f64() * 1e3,
+        interrupted: crate::interrupt::interrupted(),
         cases: &cases,
     };
     if let Some(path) = &args.junit {
@@ -176,7 +180,9 @@ pub fn finish(
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Format::Text => println!("\n{}", headline(&report)),
     }
-    Ok(if failed > 0 {
+    Ok(if report.interrupted {
+        Verdict::Interrupted
+    } else if failed > 0 {
         Verdict::Violation
     } else {
         Verdict::Clean
@@ -184,8 +190,12 @@ pub fn finish(
 }
 
 pub fn headline(r: &CiReport) -> String {
+    let interrupted = match r.interrupted {
+        true => "INTERRUPTED: the checks after the last case were not run; ",
+        false => "",
+    };
     format!(
-        "braid ci: {} passed, {} failed, {} schedules re-run for determinism, {:.1}s",
+        "braid ci: {interrupted}{} passed, {} failed, {} schedules re-run for determinism, {:.1}s",
         r.passed,
         r.failed,
         r.determinism_checked,

@@ -32,6 +32,9 @@ pub fn prove_all(inputs: &Inputs, cases: &mut Cases) -> Result<()> {
         .built()
         .filter(|(s, _)| s.expected == Expected::Holds && s.explore.ci_proof);
     for (k, (scenario, model)) in fixed.enumerate() {
+        if crate::interrupt::interrupted() {
+            break;
+        }
         if inputs.mine(k) {
             cases.push(prove(scenario, model, &budget, inputs)?);
         }

@@ -52,6 +52,9 @@ impl Determinism {
 pub fn explore_all(inputs: &Inputs, cases: &mut Cases) -> Result<Determinism> {
     let mut determinism = Determinism::default();
     for (scenario, model) in inputs.built() {
+        if crate::interrupt::interrupted() {
+            break;
+        }
         let t = Instant::now();
         let name = scenario.name.clone();
         let case = match explore_one(scenario, model, None, &inputs.budget, &inputs.args.out) {
@@ -87,6 +90,14 @@ fn judge(scenario: &Scenario, report: &ScenarioReport, t: Instant) -> Result<Cas
         .map(|v| v.invariant.as_str())
         .collect();
     let message = match &scenario.expected {
+        _ if report.interrupted => format!(
+            "interrupted after {} runs: a partial exploration{}",
+            report.runs,
+            match found.is_empty() {
+                true => String::new(),
+                false => format!(", violated {}", found.join(", ")),
+            }
+        ),
         _ if report.matches_expectation => {
             format!("{} as expected ({} runs)", report.outcome, report.runs)
         }

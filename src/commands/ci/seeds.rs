@@ -49,6 +49,9 @@ fn collect_json(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 
 pub fn replay_all(inputs: &Inputs, cases: &mut Cases) -> Result<()> {
     for (path, file) in &inputs.seed_files {
+        if crate::interrupt::interrupted() {
+            break;
+        }
         cases.push(replay(path, file)?);
     }
     Ok(())

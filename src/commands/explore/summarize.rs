@@ -65,6 +65,7 @@ pub fn report(
         }),
         runs: summary.runs,
         distinct_schedules: summary.distinct_schedules,
+        distinct_schedules_estimated: summary.distinct_estimated(),
         elapsed_ms: summary.elapsed.as_secs_f64() * 1e3,
         runs_per_sec: summary.runs_per_sec(),
         max_steps_seen: summary.max_steps_seen,
@@ -80,7 +81,12 @@ pub fn report(
         end_states: summary.end_states.len(),
         pct_bound: summary.pct_bound(),
         pct_confidence: summary.pct_confidence(),
-        schedule_digests: sharded.then(|| summary.digests.iter().copied().collect()),
+        schedule_digests: summary
+            .schedules
+            .digests()
+            .filter(|_| sharded)
+            .map(|d| d.iter().copied().collect()),
+        schedule_sketch: summary.schedules.sketch().filter(|_| sharded).cloned(),
         end_state_digests: sharded.then(|| summary.end_states.iter().copied().collect()),
         determinism_checked: summary.determinism_checked,
         interrupted,
