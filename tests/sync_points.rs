@@ -27,8 +27,8 @@ async fn torn_pair() {
     r.await.unwrap();
 }
 
-fn torn_pair_body() -> impl std::future::Future<Output = ()> {
-    async {
+async fn torn_pair_body() {
+    {
         let (a, b) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
         let (a2, b2) = (a.clone(), b.clone());
         let w = braid::tokio::spawn(async move {
@@ -73,7 +73,7 @@ fn every_strategy_finds_it_and_dfs_proves_the_fixed_version() {
         braid::Strategy::dfs(None),
     ] {
         let report = braid::check(torn_pair_body)
-            .strategy(strategy.clone())
+            .strategy(strategy)
             .runs(2000)
             .run();
         assert!(

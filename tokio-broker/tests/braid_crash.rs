@@ -4,6 +4,9 @@
 //! connection generation) and bind re-queues whatever was persisted in flight at the crash,
 //! while the publishers re-send what the broker had not yet delivered.
 
+// The broker code shares its handles in `Arc`s, as tokio code does; braid's are single-threaded.
+#![allow(clippy::arc_with_non_send_sync)]
+
 use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
