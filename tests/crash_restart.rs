@@ -65,7 +65,13 @@ fn exhaustive(outcome: &Outcome) -> bool {
 
 #[test]
 fn a_crash_between_the_cursor_and_the_job_loses_it_and_the_replay_crashes_there_again() {
-    let report = braid::check(worker(true)).crashes(1).seed(3).run();
+    // Named: an unnamed check's replay file is the `check.json` the parallel tests share.
+    let name = "crash_restart/lost_job_replay";
+    let report = braid::check(worker(true))
+        .name(name)
+        .crashes(1)
+        .seed(3)
+        .run();
     let failure = report.failure().expect("a crash in between loses a job");
     assert!(
         failure.message.contains("a job was lost"),
@@ -79,6 +85,7 @@ fn a_crash_between_the_cursor_and_the_job_loses_it_and_the_replay_crashes_there_
     );
     assert!(failure.trace.contains("killed worker"), "{}", failure.trace);
     let again = braid::check(worker(true))
+        .name(name)
         .crashes(1)
         .replay(failure.file.clone().expect("a replay file"))
         .run();

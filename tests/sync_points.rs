@@ -47,7 +47,10 @@ async fn torn_pair_body() {
 
 #[test]
 fn the_torn_pair_is_found_with_a_replay_file_that_reproduces_it() {
-    let report = braid::check(torn_pair_body).seed(1).run();
+    // Named: the other tests in this binary run at the same time, and an unnamed check's replay
+    // file is the shared `check.json`.
+    let name = "sync_points/torn_pair_replay";
+    let report = braid::check(torn_pair_body).name(name).seed(1).run();
     let failure = report.failure().expect("the torn read is found");
     assert!(failure.message.contains("torn"), "{}", failure.message);
     // The schedule stops the reader between its two loads, or the writer between its stores.
@@ -57,7 +60,7 @@ fn the_torn_pair_is_found_with_a_replay_file_that_reproduces_it() {
         failure.trace
     );
     let file = failure.file.clone().expect("a replay file");
-    let again = braid::check(torn_pair_body).replay(file).run();
+    let again = braid::check(torn_pair_body).name(name).replay(file).run();
     let again = again.failure().expect("the replay fails again");
     assert_eq!(
         again.trace, failure.trace,

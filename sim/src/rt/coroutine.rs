@@ -136,12 +136,12 @@ impl Drop for Stackful {
 }
 
 /// Parks the running stackful task in the middle of its poll (its request is in the
-/// execution); returns once it may go on. Returns `false` at once when the running task is not
-/// stackful (it cannot park here).
-pub(crate) fn suspend() -> bool {
+/// execution); returns once it may go on. Does nothing when the running task is not stackful
+/// or is being unwound (it cannot park here).
+pub(crate) fn suspend() {
     let yielder = YIELDER.with(Cell::get);
     if yielder.is_null() || ABANDONING.with(Cell::get) {
-        return false;
+        return;
     }
     YIELDER.with(|y| y.set(std::ptr::null()));
     // SAFETY: the pointer was set by the running coroutine from its own yielder, which lives
@@ -151,7 +151,6 @@ pub(crate) fn suspend() -> bool {
     if how == Resume::Abandon {
         panic::resume_unwind(Box::new(Abandoned));
     }
-    true
 }
 
 /// Whether the running task is stackful (a synchronous scheduling point can park it).

@@ -252,17 +252,12 @@ impl Execution {
         Some(self.tokens)
     }
 
-    /// Whether a mutex is held (by anyone: a task never holds it twice).
-    pub(crate) fn held_by_other(&self, obj: ObjId) -> bool {
+    /// Whether a mutex is held.
+    pub(crate) fn is_held(&self, obj: ObjId) -> bool {
         matches!(
             self.objects[obj.0].state,
             ObjState::Mutex { owner: Some(_) }
         )
-    }
-
-    /// An object's name, for messages.
-    pub(crate) fn describe_object(&self, obj: ObjId) -> String {
-        self.objects[obj.0].name.to_string()
     }
 
     /// A point dropped before its task parked on it: its request goes.

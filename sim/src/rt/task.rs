@@ -333,7 +333,6 @@ impl<B: Body> Future for ModelTask<B> {
             Some(true) => {}
         }
         loop {
-            with_exec(|ex| ex.request = None);
             IN_MODEL.with(|m| m.set(true));
             // SAFETY: see above.
             let ran = unsafe { Pin::new_unchecked(&mut this.body) }.slice();
@@ -358,11 +357,13 @@ enum Next {
 }
 
 fn after_slice(ex: &mut Execution, id: TaskId, ran: Ran) -> Next {
+    // Every slice ends here, so the next one (of any task) starts with no request.
+    let request = ex.request.take();
     if ex.is_over() {
         return Next::Done;
     }
     match ran {
-        Ran::Pending => match ex.request.take() {
+        Ran::Pending => match request {
             Some((op, token)) => {
                 ex.tasks[id.0].parked_token = Some(token);
                 ex.park_current(op);

@@ -56,15 +56,15 @@ impl<T> Mutex<T> {
     pub fn lock_sync(&self) -> MutexGuard<'_, T> {
         if crate::rt::coroutine::in_stackful() {
             crate::rt::task::sync_point(Op::Lock(self.id));
-        } else if with_exec(|ex| ex.held_by_other(self.id)) {
-            let message = with_exec(|ex| ex.describe_object(self.id));
+        } else {
             with_exec(|ex| {
-                ex.violate(
-                    "deadlock",
-                    format!(
-                        "{message} is held and a stackless task cannot wait for it synchronously"
-                    ),
-                )
+                if ex.is_held(self.id) {
+                    let name = &ex.objects[self.id.0].name;
+                    let message = format!(
+                        "{name} is held and a stackless task cannot wait for it synchronously"
+                    );
+                    ex.violate("deadlock", message);
+                }
             });
         }
         self.acquire()
@@ -74,8 +74,14 @@ impl<T> Mutex<T> {
     /// access grain, never a wait.
     pub fn try_lock_sync(&self) -> Option<MutexGuard<'_, T>> {
         crate::rt::sync_point::before(self.id, crate::rt::access::AccessKind::Write);
-        if with_exec(|ex| ex.held_by_other(self.id)) {
-            with_exec(|ex| ex.access(self.id, crate::rt::access::AccessKind::Read));
+        let held = with_exec(|ex| {
+            let held = ex.is_held(self.id);
+            if held {
+                ex.access(self.id, crate::rt::access::AccessKind::Read);
+            }
+            held
+        });
+        if held {
             return None;
         }
         Some(self.acquire())
