@@ -213,7 +213,11 @@ pub async fn restart(config: Config, workload: Workload) -> Arc<Mutex<ClientLog>
     let log = Arc::new(Mutex::new(ClientLog::new(
         workload.publishers * workload.messages,
     )));
-    log.lock().unwrap().connect(&persisted);
+    {
+        let mut log = log.lock().unwrap();
+        log.connect(&persisted);
+        log.received_before(&persisted);
+    }
     let done = Arc::new(Notify::new());
     let (handler, conn) = broker.connect(1);
     rt::spawn(handler.run());
