@@ -138,6 +138,42 @@ pub enum Source {
     Replay,
 }
 
+impl Failure {
+    /// The failure a replay file's schedule shows when followed: the run's violation, size and
+    /// trace, the file's provenance, and the command that reruns it (or, if the file could not
+    /// be written, why not).
+    pub(crate) fn replayed(
+        info: &TestInfo,
+        file: &ReplayFile,
+        run: &RunResult,
+        written: Result<&Path, String>,
+        source: Source,
+    ) -> Failure {
+        let violation = run.violation().unwrap_or(&file.violation);
+        let (path, rerun) = match written {
+            Ok(path) => (Some(path.to_path_buf()), info.rerun(path)),
+            Err(why) => (None, why),
+        };
+        Failure {
+            test: info.path.clone(),
+            invariant: violation.invariant.clone(),
+            message: violation.message.clone(),
+            found_by: describe_found(&file.found),
+            steps: run.steps,
+            preemptions: run.preemptions,
+            file: path,
+            trace: abridged(
+                &run.trace
+                    .as_ref()
+                    .map(|t| t.render_text())
+                    .unwrap_or_default(),
+            ),
+            rerun,
+            source,
+        }
+    }
+}
+
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let what = match self.source {
@@ -214,30 +250,15 @@ pub(crate) fn record(
     };
     let dir = info.out_dir(settings);
     let path = dir.join(format!("{}.json", info.path.replace("::", ".")));
-    let written = std::fs::create_dir_all(&dir).and_then(|_| file.write_atomic(&path));
-    let (file_path, rerun) = match written {
-        Ok(()) => (Some(path.clone()), info.rerun(&path)),
-        Err(e) => (
-            None,
-            format!(
-                "(the replay file could not be written to {}: {e})",
-                path.display()
-            ),
-        ),
+    let written = match std::fs::create_dir_all(&dir).and_then(|_| file.write_atomic(&path)) {
+        Ok(()) => Ok(path.as_path()),
+        Err(e) => Err(format!(
+            "(the replay file could not be written to {}: {e})",
+            path.display()
+        )),
     };
     let traced = traced_replay(model, &file);
-    Failure {
-        test: info.path.clone(),
-        invariant: file.violation.invariant.clone(),
-        message: file.violation.message.clone(),
-        found_by: describe_found(&file.found),
-        steps: file.steps,
-        preemptions: file.preemptions,
-        file: file_path,
-        trace: abridged(&traced.trace.map(|t| t.render_text()).unwrap_or_default()),
-        rerun,
-        source: Source::Explored,
-    }
+    Failure::replayed(info, &file, &traced, written, Source::Explored)
 }
 
 pub(crate) fn describe_found(found: &FoundBy) -> String {

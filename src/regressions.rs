@@ -7,7 +7,7 @@ use sim::replay_file::{DigestCheck, ReplayFile};
 use sim::RunOutcome;
 
 use crate::check::Outcome;
-use crate::failure::{describe_found, traced_replay, Failure, Source, TestInfo};
+use crate::failure::{traced_replay, Failure, Source, TestInfo};
 use crate::settings::Settings;
 use crate::test_model::TestModel;
 
@@ -94,7 +94,7 @@ pub(crate) fn replay_requested(model: &TestModel, info: &TestInfo, path: &Path) 
                 "the same violation, but the trace digest is {replayed} where the file recorded {recorded}"
             )),
             DigestCheck::Same | DigestCheck::Unchecked { .. } => {
-                Requested::Done(Outcome::Failed(Box::new(failure(info, path, &file, &run, Source::Replay))))
+                Requested::Done(Outcome::Failed(Box::new(Failure::replayed(info, &file, &run, Ok(path), Source::Replay))))
             }
         },
         RunOutcome::Holds | RunOutcome::Pruned => {
@@ -148,41 +148,20 @@ fn replay_one(model: &TestModel, info: &TestInfo, path: &Path, file: &ReplayFile
     let run = traced_replay(model, file);
     match &run.outcome {
         RunOutcome::Diverged(d) => Status::Drifted(d.to_string()),
-        RunOutcome::Violation(v) if v.invariant == file.violation.invariant => Status::FailsAgain(
-            Box::new(failure(info, path, file, &run, Source::Regression)),
-        ),
+        RunOutcome::Violation(v) if v.invariant == file.violation.invariant => {
+            Status::FailsAgain(Box::new(Failure::replayed(
+                info,
+                file,
+                &run,
+                Ok(path),
+                Source::Regression,
+            )))
+        }
         RunOutcome::Violation(v) => Status::Drifted(format!(
             "it now ends with {} (\"{}\") where the file recorded {}",
             v.invariant, v.message, file.violation.invariant
         )),
         RunOutcome::Holds | RunOutcome::Pruned => Status::Passes,
-    }
-}
-
-fn failure(
-    info: &TestInfo,
-    path: &Path,
-    file: &ReplayFile,
-    run: &sim::RunResult,
-    source: Source,
-) -> Failure {
-    let v = run.violation().expect("a failing replay violates");
-    Failure {
-        test: info.path.clone(),
-        invariant: v.invariant.clone(),
-        message: v.message.clone(),
-        found_by: describe_found(&file.found),
-        steps: run.steps,
-        preemptions: run.preemptions,
-        file: Some(path.to_path_buf()),
-        trace: crate::failure::abridged(
-            &run.trace
-                .as_ref()
-                .map(|t| t.render_text())
-                .unwrap_or_default(),
-        ),
-        rerun: info.rerun(path),
-        source,
     }
 }
 

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use sim::env_overrides::{var, Overrides};
 use sim::strategy::StrategyKind;
 
 #[derive(Clone, Debug)]
@@ -38,37 +39,16 @@ impl Default for Settings {
     }
 }
 
-/// A year of seconds: the longest time budget taken.
-const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
-
 impl Settings {
-    /// The settings with the environment's overrides. A malformed value panics, naming the
-    /// variable: a test must not quietly run with a budget other than the one asked for.
+    /// The settings with the environment's overrides: the four every check takes
+    /// ([`sim::env_overrides::Overrides`]), and the front door's own. A malformed value panics,
+    /// naming the variable.
     pub fn with_env(mut self) -> Self {
-        if let Some(seed) = var("BRAID_SEED", "a whole number", |v| v.parse().ok()) {
-            self.seed = seed;
-        }
-        if let Some(runs) = var("BRAID_RUNS", "a whole number of at least 1", |v| {
-            v.parse().ok().filter(|&r: &u64| r > 0)
-        }) {
-            self.runs = Some(runs);
-        }
-        if let Some(time) = var(
-            "BRAID_TIME",
-            "seconds, more than 0 and at most a year",
-            |v| {
-                v.parse()
-                    .ok()
-                    .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s <= MAX_SECONDS)
-                    .map(Duration::from_secs_f64)
-                    .filter(|t| !t.is_zero())
-            },
-        ) {
-            self.time = Some(time);
-        }
-        if let Some(file) = var("BRAID_REPLAY", "a path", |v| Some(PathBuf::from(v))) {
-            self.replay = Some(file);
-        }
+        let env = Overrides::read();
+        self.seed = env.seed.unwrap_or(self.seed);
+        self.runs = env.runs.or(self.runs);
+        self.time = env.time.or(self.time);
+        self.replay = env.replay.or(self.replay);
         if let Some(dir) = var("BRAID_OUT", "a directory", |v| Some(PathBuf::from(v))) {
             self.out = Some(dir);
         }
@@ -80,14 +60,6 @@ impl Settings {
             self.report_dir = Some(dir);
         }
         self
-    }
-}
-
-fn var<T>(name: &str, expected: &str, parse: impl FnOnce(&str) -> Option<T>) -> Option<T> {
-    let value = std::env::var(name).ok().filter(|v| !v.is_empty())?;
-    match parse(&value) {
-        Some(v) => Some(v),
-        None => panic!("braid: {name}={value} is not valid: expected {expected}"),
     }
 }
 

@@ -13,6 +13,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::env_overrides::Overrides;
 use crate::explore::{Explorer, Summary};
 use crate::model::Model;
 use crate::replay_file::ReplayFile;
@@ -39,14 +40,6 @@ pub struct Check {
     time: Option<Duration>,
     max_steps: usize,
     replay: Option<PathBuf>,
-}
-
-fn env<T: std::str::FromStr>(name: &str) -> Option<T> {
-    let value = std::env::var(name).ok()?;
-    match value.parse() {
-        Ok(v) => Some(v),
-        Err(_) => panic!("{name}={value} is not a valid value"),
-    }
 }
 
 impl Check {
@@ -94,24 +87,11 @@ impl Check {
     }
 
     fn with_env(mut self) -> Self {
-        if let Some(seed) = env("BRAID_SEED") {
-            self.seed = seed;
-        }
-        if let Some(runs) = env::<u64>("BRAID_RUNS") {
-            assert!(runs > 0, "BRAID_RUNS=0: a run budget must be at least 1");
-            self.runs = Some(runs);
-        }
-        if let Some(secs) = env::<f64>("BRAID_TIME") {
-            let time = (secs.is_finite() && secs > 0.0 && secs <= 365.0 * 24.0 * 3600.0)
-                .then(|| Duration::from_secs_f64(secs))
-                .filter(|t| !t.is_zero());
-            self.time = Some(time.unwrap_or_else(|| {
-                panic!("BRAID_TIME={secs}: a time budget must be more than 0 and at most a year of seconds")
-            }));
-        }
-        if let Some(file) = env::<String>("BRAID_REPLAY") {
-            self.replay = Some(file.into());
-        }
+        let env = Overrides::read();
+        self.seed = env.seed.unwrap_or(self.seed);
+        self.runs = env.runs.or(self.runs);
+        self.time = env.time.or(self.time);
+        self.replay = env.replay.or(self.replay);
         self
     }
 

@@ -6,6 +6,7 @@
 pub mod audit;
 pub mod check;
 pub mod distinct;
+pub mod env_overrides;
 pub mod explore;
 pub mod history;
 pub mod invariant;
