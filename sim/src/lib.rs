@@ -9,6 +9,7 @@ pub mod distinct;
 pub mod explore;
 pub mod history;
 pub mod invariant;
+pub mod mark;
 pub mod model;
 pub mod node;
 pub mod ops;
