@@ -266,6 +266,7 @@ fn replay_renders_svg_html_and_mermaid() {
         "# is escaped for Mermaid: {mermaid}"
     );
     let svg = std::fs::read_to_string(&svg).unwrap();
+    roxmltree::Document::parse(&svg).expect("the SVG is well-formed XML");
     assert!(svg.starts_with("<svg "));
     assert!(svg.trim_end().ends_with("</svg>"));
     for needle in [
@@ -273,6 +274,10 @@ fn replay_renders_svg_html_and_mermaid() {
         "queue.entries",
         "route p1#1 -&gt; QoS1 lane",
         "violation delivery-order",
+        // The handler's phase, the messages' links, the violation's frames.
+        ">register_session..bind</text>",
+        r#"<path class="link""#,
+        r#"<rect class="about""#,
     ] {
         assert!(svg.contains(needle), "{needle} in the SVG");
     }

@@ -74,13 +74,15 @@ impl<E: Hash + Display + 'static> History<E> {
         if over {
             return;
         }
-        let broken = self.invariants.borrow_mut().iter_mut().find_map(|inv| {
-            inv.observe(&event)
-                .err()
-                .map(|m| (inv.name().to_string(), m))
-        });
-        if let Some((name, message)) = broken {
-            with_exec(|ex| ex.violate(&name, message));
+        let mut invariants = self.invariants.borrow_mut();
+        let broken = invariants
+            .iter_mut()
+            .find_map(|inv| inv.observe(&event).err().map(|m| (inv, m)));
+        if let Some((inv, message)) = broken {
+            with_exec(|ex| {
+                ex.trace_about(|| inv.about());
+                ex.violate(inv.name(), message);
+            });
         }
     }
 
@@ -94,10 +96,13 @@ impl<E> Monitor for History<E> {
     fn at_quiescence(&self) -> Option<Violation> {
         let step = with_exec(|ex| ex.steps);
         self.invariants.borrow_mut().iter_mut().find_map(|inv| {
-            inv.at_quiescence().err().map(|message| Violation {
-                invariant: inv.name().to_string(),
-                message,
-                step,
+            inv.at_quiescence().err().map(|message| {
+                with_exec(|ex| ex.trace_about(|| inv.about()));
+                Violation {
+                    invariant: inv.name().to_string(),
+                    message,
+                    step,
+                }
             })
         })
     }

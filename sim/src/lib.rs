@@ -10,6 +10,7 @@ pub mod env_overrides;
 pub mod explore;
 pub mod history;
 pub mod invariant;
+pub mod mark;
 pub mod model;
 pub mod node;
 pub mod ops;

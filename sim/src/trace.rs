@@ -1,5 +1,6 @@
-//! The trace of a run: one line per step (task, operation, effect) with the model's events in
-//! between. Recorded only when asked for (replay, rendering); exploration keeps just a digest.
+//! The trace of a run: one line per step (task, operation, effect) with the model's events and
+//! marks in between, and, at the end, what the violation is about or who waits for whom in a
+//! deadlock. Recorded only when asked for (replay, rendering); exploration keeps just a digest.
 
 use std::fmt::Write as _;
 
@@ -27,17 +28,80 @@ pub enum TraceLine {
         task: String,
         text: String,
     },
+    /// A mark the model left for the pictures (see `sim::mark`): no step, in no digest.
+    Mark {
+        step: usize,
+        task: String,
+        mark: Mark,
+        /// The phase's name, or the message's key.
+        name: String,
+    },
     /// How the run ended.
     End { step: usize, text: String },
+}
+
+/// What a mark says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mark {
+    /// The task enters a phase (a span on its lane)...
+    PhaseBegins,
+    /// ...and leaves it.
+    PhaseEnds,
+    /// A message entered a queue or a lane...
+    Enqueued,
+    /// ...and went out on the wire.
+    OnWire,
+}
+
+/// At a deadlock, one task that cannot move: what it waits for, and why it cannot have it yet.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Wait {
+    pub task: String,
+    /// The operation it is parked on ("lock c2.lifecycle").
+    pub op: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
+    /// The object's state that keeps it waiting ("held by conn:c2", "full: 1 of 1").
+    pub state: String,
+    /// The tasks that hold the object (a lock's owner, the task joined): the wait-for edges.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub holders: Vec<String>,
+    /// An idle wait (a server with nothing to do), not part of the deadlock proper (its `op`
+    /// says "(idle)").
+    pub idle: bool,
+}
+
+impl Wait {
+    /// "lock c2.lifecycle: held by conn:c2".
+    pub fn what(&self) -> String {
+        match self.state.as_str() {
+            "" => self.op.clone(),
+            state => format!("{}: {state}", self.op),
+        }
+    }
+
+    /// "subscriber waits on lock c2.lifecycle: held by conn:c2".
+    pub fn describe(&self) -> String {
+        format!("{} waits on {}", self.task, self.what())
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Trace {
     pub lines: Vec<TraceLine>,
+    /// The keys of the frames the violation is about (see `Invariant::about`), for the
+    /// pictures to highlight.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub about: Vec<String>,
+    /// At a deadlock: every unfinished task, what it waits on and who holds that.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wait_for: Vec<Wait>,
 }
 
 impl Trace {
-    /// Renders the trace as text: one line per step, preemptions marked with `*`.
+    /// Renders the trace as text: one line per step, preemptions marked with `*`. Marks are for
+    /// the pictures and the wait-for for `render_wait_for`: neither is here.
     pub fn render_text(&self) -> String {
         let mut out = String::new();
         for line in &self.lines {
@@ -60,10 +124,20 @@ impl Trace {
                 TraceLine::Event { task, text, .. } => {
                     let _ = writeln!(out, "      {task:<14}   | {text}");
                 }
+                TraceLine::Mark { .. } => {}
                 TraceLine::End { step, text } => {
                     let _ = writeln!(out, "{step:>4}! {text}");
                 }
             }
+        }
+        out
+    }
+
+    /// At a deadlock, who waits for what and who holds it, one task a line; empty otherwise.
+    pub fn render_wait_for(&self) -> String {
+        let mut out = String::new();
+        for wait in &self.wait_for {
+            let _ = writeln!(out, "  {}", wait.describe());
         }
         out
     }

@@ -170,6 +170,11 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
                     file.violation.invariant
                 ),
             }
+            // A deadlock's message says who waits on what; this says who holds it.
+            let waits = trace.render_wait_for();
+            if !waits.is_empty() {
+                print!("\nwait-for at the deadlock:\n{waits}");
+            }
         }
     }
     // 0: the recorded outcome reproduced exactly; 1: it did not.

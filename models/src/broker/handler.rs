@@ -44,8 +44,12 @@ impl ClientHandler {
         if self.shared.guards.bind_flag {
             self.shared.queue.expect_bind(self.generation).await;
         }
+        // The production handler's phases: until bind() is done, routers may see c online
+        // while its persisted in-flight messages are not queued yet.
+        let phase = sim::mark::phase("register_session..bind");
         self.register_session().await;
         self.bind().await;
+        drop(phase);
         self.serve().await;
     }
 
@@ -70,6 +74,7 @@ impl ClientHandler {
             self.shared
                 .history
                 .emit(BrokerEvent::Requeued { id: msg.id });
+            sim::mark::enqueued(msg.id);
         }
         for msg in &persisted {
             let packet_id = msg
@@ -218,6 +223,8 @@ impl ClientHandler {
         });
         self.inflight.borrow_mut().insert(packet_id, msg.id);
         self.wire.send(msg).await;
+        // Before the event: the one that breaks an invariant ends the run.
+        sim::mark::on_wire(msg.id);
         self.delivered.set(self.delivered.get() + 1);
         self.shared.history.emit(BrokerEvent::Delivered {
             id: msg.id,

@@ -26,9 +26,8 @@ pub fn invariants(publishers: usize, inflight: usize) -> Vec<Box<dyn Invariant<B
                 _ => None,
             },
         )),
-        Box::new(FifoPerKey::new(
-            "delivery-order",
-            move |e: &BrokerEvent| match e {
+        Box::new(
+            FifoPerKey::new("delivery-order", move |e: &BrokerEvent| match e {
                 BrokerEvent::Delivered { id, dup, .. } => {
                     let label = Delivery { id: *id, dup: *dup };
                     if id.publisher == 0 {
@@ -41,8 +40,10 @@ pub fn invariants(publishers: usize, inflight: usize) -> Vec<Box<dyn Invariant<B
                     }
                 }
                 _ => Vec::new(),
-            },
-        )),
+            })
+            // The pictures highlight the two frames by the keys the handler marks them with.
+            .frames_keyed_by(|d: &Delivery| d.id.to_string()),
+        ),
         Box::new(EventuallyDelivered::new(
             "nothing-stranded",
             |e: &BrokerEvent| match e {

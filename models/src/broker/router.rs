@@ -71,6 +71,7 @@ impl Router {
             id: msg.id,
             to: route,
         });
+        sim::mark::enqueued(msg.id);
         // Whatever the plan, c's serve loop (if it runs yet) learns of new work: a publish planned
         // offline may land in the queue after bind() has drained it.
         self.shared.wake.notify_one().await;

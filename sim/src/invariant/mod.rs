@@ -16,6 +16,13 @@ pub trait Invariant<E> {
     /// Judges one event, in history order. `Err` carries the message of the violation.
     fn observe(&mut self, event: &E) -> Result<(), String>;
 
+    /// The keys of the frames the last violation is about (as the model marks them, see
+    /// `sim::mark`), for the pictures to highlight. Only asked when a trace is kept, and never
+    /// part of the violation a replay file records.
+    fn about(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Judges the end state, once no task can run.
     fn at_quiescence(&mut self) -> Result<(), String> {
         Ok(())

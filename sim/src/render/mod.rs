@@ -3,13 +3,19 @@
 //! object the run touched; operations are arrows from a task to the object, model events (frames
 //! on a wire) are labelled in the task's lane, preemptions and the violating step are highlighted.
 //! Consecutive identical steps of one task (a poll that finds nothing, again and again) fold
-//! into one row: "12-16: try_recv acks -> empty x5".
+//! into one row: "12-16: try_recv acks -> empty x5". The model's marks explain the run: its
+//! phases as spans on a task's lane, each message linked from where it was enqueued to where it
+//! hit the wire, the violation's frames highlighted; a deadlock adds who waits for whom.
 
+mod annotations;
 mod mermaid;
 mod svg;
+mod svg_annotations;
 
 pub use mermaid::{mermaid, mermaid_compact};
 pub use svg::{html, svg};
+
+pub(crate) use annotations::{Annotations, Link, Span};
 
 use crate::trace::{Trace, TraceLine};
 
@@ -20,7 +26,7 @@ pub struct Caption<'a> {
     pub verdict: Option<(&'a str, &'a str)>,
 }
 
-/// Lanes in order of first appearance: tasks first, then objects.
+/// Lanes in order of first appearance: tasks first, then objects (a deadlock's too).
 pub(crate) struct Lanes {
     pub tasks: Vec<String>,
     pub objects: Vec<String>,
@@ -35,21 +41,31 @@ impl Lanes {
         for line in &trace.lines {
             let (task, object) = match line {
                 TraceLine::Step { task, object, .. } => (Some(task), object.as_ref()),
-                TraceLine::Event { task, .. } => (Some(task), None),
+                TraceLine::Event { task, .. } | TraceLine::Mark { task, .. } => (Some(task), None),
                 TraceLine::End { .. } => (None, None),
             };
-            if let Some(t) = task {
-                if !lanes.tasks.contains(t) {
-                    lanes.tasks.push(t.clone());
-                }
-            }
-            if let Some(o) = object {
-                if !lanes.objects.contains(o) {
-                    lanes.objects.push(o.clone());
-                }
+            lanes.add(task, object);
+        }
+        for wait in &trace.wait_for {
+            lanes.add(Some(&wait.task), wait.object.as_ref());
+            for holder in &wait.holders {
+                lanes.add(Some(holder), None);
             }
         }
         lanes
+    }
+
+    fn add(&mut self, task: Option<&String>, object: Option<&String>) {
+        if let Some(t) = task {
+            if !self.tasks.contains(t) {
+                self.tasks.push(t.clone());
+            }
+        }
+        if let Some(o) = object {
+            if !self.objects.contains(o) {
+                self.objects.push(o.clone());
+            }
+        }
     }
 
     pub(crate) fn task(&self, name: &str) -> usize {
@@ -66,6 +82,7 @@ impl Lanes {
 }
 
 /// A row of a picture: a line of the trace, or a run of identical steps folded into one.
+#[derive(Clone, Copy)]
 pub(crate) enum Row<'a> {
     Line(&'a TraceLine),
     /// `times` consecutive steps of one task, each the same operation with the same effect and
@@ -93,7 +110,8 @@ impl Row<'_> {
     }
 }
 
-/// The trace's lines as rows, each run of two or more identical steps folded into one.
+/// The trace's lines as rows, each run of two or more identical steps folded into one. Marks
+/// are no rows (see `Annotations`), but no fold reaches across one.
 pub(crate) fn rows(trace: &Trace) -> Vec<Row<'_>> {
     fn same(a: &TraceLine, b: &TraceLine) -> bool {
         match (a, b) {
@@ -119,12 +137,18 @@ pub(crate) fn rows(trace: &Trace) -> Vec<Row<'_>> {
         }
     }
     let mut rows: Vec<Row<'_>> = Vec::new();
+    let mut after_mark = false;
     for line in &trace.lines {
         let step = match line {
             TraceLine::Step { step, .. } => *step,
+            TraceLine::Mark { .. } => {
+                after_mark = true;
+                continue;
+            }
             _ => 0,
         };
         let folded = match rows.last_mut() {
+            _ if std::mem::take(&mut after_mark) => false,
             Some(Row::Folded { first, last, times }) if same(first, line) => {
                 *last = step;
                 *times += 1;
@@ -190,7 +214,10 @@ mod tests {
             step: 8,
             text: "violation".into(),
         });
-        Trace { lines }
+        Trace {
+            lines,
+            ..Trace::default()
+        }
     }
 
     #[test]
@@ -220,6 +247,101 @@ mod tests {
         let s = svg(&trace, &caption);
         assert!(s.contains("try_recv -&gt; empty x5"), "{s}");
         assert!(s.contains(">1-5</text>"), "{s}");
+    }
+
+    fn mark(task: &str, mark: crate::trace::Mark, name: &str) -> TraceLine {
+        TraceLine::Mark {
+            step: 0,
+            task: task.into(),
+            mark,
+            name: name.into(),
+        }
+    }
+
+    /// Mermaid's `rect` blocks close exactly as often as they open.
+    fn balanced(m: &str) -> bool {
+        let opens = m
+            .lines()
+            .filter(|l| l.trim_start().starts_with("rect "))
+            .count();
+        opens == m.lines().filter(|l| l.trim() == "end").count()
+    }
+
+    #[test]
+    fn a_mark_is_no_row_and_no_fold_reaches_across_it() {
+        use crate::trace::Mark;
+        let mut trace = polls();
+        // The handler's phase spans polls 2 to 4; a message enqueued by the handler at poll 1
+        // hits the wire at the ack.
+        trace.lines.insert(2, mark("handler", Mark::Enqueued, "m1"));
+        trace
+            .lines
+            .insert(3, mark("handler", Mark::PhaseBegins, "poll"));
+        trace
+            .lines
+            .insert(7, mark("handler", Mark::PhaseEnds, "poll"));
+        trace.lines.insert(10, mark("handler", Mark::OnWire, "m1"));
+        trace.about = vec!["m1".into()];
+        let rows = rows(&trace);
+        let steps: Vec<Option<String>> = rows.iter().map(Row::steps).collect();
+        assert_eq!(
+            steps[..4],
+            [
+                Some("0".into()),
+                Some("1".into()),
+                Some("2-4".into()),
+                Some("5".into())
+            ],
+            "the marks split the five polls: {steps:?}"
+        );
+        let a = Annotations::of(&trace);
+        assert_eq!(a.span_rows(&a.phases[0]), Some((2, 2)));
+        assert_eq!(a.links.len(), 1);
+        assert_eq!(a.links[0].enqueued_step, Some(1));
+        assert_eq!(a.about_rows(), [4], "the step above the wire mark: the ack");
+        let caption = Caption {
+            title: "marks",
+            verdict: None,
+        };
+        let m = mermaid(&trace, &caption);
+        assert!(
+            m.contains("phase poll begins") && m.contains("phase poll ends"),
+            "{m}"
+        );
+        assert!(m.contains("(m1 enqueued at step 1)"), "{m}");
+        assert!(m.contains("rect rgb(255, 205, 210)"), "{m}");
+        assert!(balanced(&m), "{m}");
+        assert!(balanced(&mermaid_compact(&trace, &caption)));
+        let s = svg(&trace, &caption);
+        for class in ["phase", "phase-label", "link", "about"] {
+            assert!(s.contains(&format!("class=\"{class}\"")), "{class}: {s}");
+        }
+    }
+
+    #[test]
+    fn phases_that_overlap_without_nesting_are_notes_not_rects() {
+        use crate::trace::Mark;
+        let mut trace = polls();
+        trace
+            .lines
+            .insert(1, mark("handler", Mark::PhaseBegins, "a"));
+        trace
+            .lines
+            .insert(3, mark("publisher", Mark::PhaseBegins, "b"));
+        trace.lines.insert(5, mark("handler", Mark::PhaseEnds, "a"));
+        // b never ends: the run ended inside it.
+        let a = Annotations::of(&trace);
+        assert!(a.phases.iter().all(|p| !p.nests));
+        let m = mermaid(
+            &trace,
+            &Caption {
+                title: "overlap",
+                verdict: None,
+            },
+        );
+        assert!(!m.contains("rect rgb(232, 240, 254)"), "{m}");
+        assert!(m.contains("phase a ends") && m.contains("phase b begins"));
+        assert!(balanced(&m), "{m}");
     }
 
     #[test]

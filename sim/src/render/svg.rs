@@ -2,26 +2,28 @@
 //! arrow from the task to the object it touched; model events as labels in the task's lane;
 //! preempted steps shaded orange, the violation red. Text is sized for a monospace font that
 //! draws about 0.6 em per character (7.2 px at 12 px): boxes and lanes are as wide as their text.
+//! The model's phases, links and the violation's frames are drawn by `svg_annotations`.
 
 use std::fmt::Write as _;
 
-use super::{rows, step_label, Caption, Lanes, Row};
+use super::svg_annotations::{highlight, links, phases, wait_for, wait_for_rows};
+use super::{rows, step_label, Annotations, Caption, Lanes, Row};
 use crate::trace::{Trace, TraceLine};
 
 /// The narrowest lane.
 const MIN_LANE: usize = 180;
-const ROW: usize = 22;
-const LEFT: usize = 56;
-const TOP: usize = 74;
+pub(super) const ROW: usize = 22;
+pub(super) const LEFT: usize = 56;
+pub(super) const TOP: usize = 74;
 /// Padding inside a box, each side.
-const PAD: usize = 6;
+pub(super) const PAD: usize = 6;
 
 /// The width in pixels of `text` at `size` px in the picture's monospace font.
 pub(crate) fn text_width(text: &str, size: f64) -> usize {
     (text.chars().count() as f64 * size * 0.6).ceil() as usize
 }
 
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -29,12 +31,14 @@ fn esc(s: &str) -> String {
 }
 
 /// Where the picture's columns are: every lane as wide as its widest header.
-struct Layout<'a> {
-    lanes: Lanes,
-    trace: &'a Trace,
-    lane: usize,
-    width: usize,
-    height: usize,
+pub(super) struct Layout<'a> {
+    pub lanes: Lanes,
+    pub trace: &'a Trace,
+    /// A lane's width.
+    pub lane: usize,
+    pub width: usize,
+    pub height: usize,
+    pub rows: usize,
 }
 
 impl<'a> Layout<'a> {
@@ -48,18 +52,25 @@ impl<'a> Layout<'a> {
             .max()
             .unwrap_or(0);
         let lane = widest.max(MIN_LANE);
+        let rows = rows(trace).len();
         Layout {
             width: LEFT + lanes.count() * lane + 40,
-            height: TOP + rows(trace).len() * ROW + 30,
+            height: TOP + (rows + wait_for_rows(trace)) * ROW + 30,
             lanes,
             trace,
             lane,
+            rows,
         }
     }
 
     /// The centre of lane `i`.
-    fn x(&self, i: usize) -> usize {
+    pub(super) fn x(&self, i: usize) -> usize {
         LEFT + i * self.lane + self.lane / 2
+    }
+
+    /// The middle of row `r`.
+    pub(super) fn y(&self, r: usize) -> usize {
+        TOP + r * ROW + ROW / 2
     }
 
     fn name(&self, i: usize) -> (&str, bool) {
@@ -72,11 +83,16 @@ impl<'a> Layout<'a> {
 
 pub fn svg(trace: &Trace, caption: &Caption<'_>) -> String {
     let layout = Layout::of(trace);
+    let annotations = Annotations::of(trace);
+    let about = annotations.about_rows();
     let mut out = String::new();
     header(&mut out, &layout, caption);
     lanes(&mut out, &layout);
+    // Under the rows: the phases' spans and the messages' links.
+    phases(&mut out, &layout, &annotations);
+    links(&mut out, &layout, &annotations);
     for (i, row) in rows(layout.trace).into_iter().enumerate() {
-        let y = TOP + i * ROW + ROW / 2;
+        let y = layout.y(i);
         let steps = row.steps().unwrap_or_default();
         let (line, times) = match row {
             Row::Line(line) => (line, 1),
@@ -105,9 +121,14 @@ pub fn svg(trace: &Trace, caption: &Caption<'_>) -> String {
             TraceLine::Event { task, text, .. } => {
                 event(&mut out, layout.x(layout.lanes.task(task)), text, y)
             }
+            TraceLine::Mark { .. } => {}
             TraceLine::End { step, text } => end(&mut out, &layout, *step, text, y),
         }
+        if about.contains(&i) {
+            highlight(&mut out, &layout, line, y);
+        }
     }
+    wait_for(&mut out, &layout);
     out.push_str("</svg>\n");
     out
 }
@@ -121,7 +142,11 @@ fn header(out: &mut String, l: &Layout, caption: &Caption<'_>) {
     );
     out.push_str(concat!(
         r#"<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">"#,
-        r##"<path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>"##,
+        r##"<path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker>"##,
+        r#"<marker id="link-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">"#,
+        r##"<path d="M0,0 L10,5 L0,10 z" fill="#8e24aa"/></marker>"##,
+        r#"<marker id="wait-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">"#,
+        r##"<path d="M0,0 L10,5 L0,10 z" fill="#c5221f"/></marker></defs>"##,
         "\n"
     ));
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
@@ -261,6 +286,14 @@ fn end(out: &mut String, l: &Layout, step: usize, text: &str, y: usize) {
     );
 }
 
+/// The wait-for of a deadlock under the trace's text, if any.
+fn wait_for_text(trace: &Trace) -> String {
+    match trace.render_wait_for().as_str() {
+        "" => String::new(),
+        waits => format!("\nwait-for at the deadlock:\n{waits}"),
+    }
+}
+
 /// A self-contained HTML page: the caption, the swimlane picture (in a container that scrolls
 /// sideways rather than cut off the right-hand lanes), a legend, the text trace.
 pub fn html(trace: &Trace, caption: &Caption<'_>) -> String {
@@ -276,11 +309,14 @@ pub fn html(trace: &Trace, caption: &Caption<'_>) -> String {
             "<span style=\"background:#f1f3f4\">engine object (lock, channel, notify, atomic)</span>",
             "<span style=\"background:#e6f4ea\">model event: a frame on the wire, a ghost fact</span>",
             "<span style=\"background:#ffe4b5\">preemption</span>",
-            "<span style=\"background:#fde2e1\">end of run / violation</span></p>\n",
+            "<span style=\"background:#fde2e1\">end of run / violation</span>",
+            "<span style=\"background:#e3ecfb\">a task's phase</span>",
+            "<span style=\"color:#8e24aa\">- - &gt; a message from its queue to the wire</span>",
+            "<span style=\"outline:2px solid #d93025\">a frame the violation is about</span></p>\n",
             "<div class=\"picture\">\n{svg}</div>\n<h2>Trace</h2>\n<pre>{text}</pre>\n</body></html>\n"
         ),
         title = esc(caption.title),
         svg = svg(trace, caption),
-        text = esc(&trace.render_text()),
+        text = esc(&(trace.render_text() + &wait_for_text(trace))),
     )
 }

@@ -12,7 +12,7 @@ use super::state::ValueState;
 use super::task::{Task, TaskId};
 use crate::model::Grain;
 use crate::strategy::{PickView, Stop, Strategy};
-use crate::trace::{Trace, TraceLine};
+use crate::trace::{Mark, Trace, TraceLine, Wait};
 use crate::{Divergence, Violation};
 
 /// How a run ended, as the executor sees it.
@@ -573,6 +573,32 @@ impl Execution {
         }
     }
 
+    /// Records a model's mark (see `sim::mark`) when tracing and the run goes on: no digest,
+    /// no access, no step. Whether it was recorded.
+    pub(crate) fn trace_mark(&mut self, mark: Mark, name: impl FnOnce() -> String) -> bool {
+        if self.trace.is_none() || self.is_over() {
+            return false;
+        }
+        let task = self.current_name().to_string();
+        let step = self.steps;
+        if let Some(trace) = &mut self.trace {
+            trace.lines.push(TraceLine::Mark {
+                step,
+                task,
+                mark,
+                name: name(),
+            });
+        }
+        true
+    }
+
+    /// The keys of the frames the violation being recorded concerns, when tracing.
+    pub(crate) fn trace_about(&mut self, about: impl FnOnce() -> Vec<String>) {
+        if let Some(trace) = &mut self.trace {
+            trace.about = about();
+        }
+    }
+
     pub(crate) fn set_root_waker(&mut self, waker: Waker) {
         self.root_waker = Some(waker);
     }
@@ -949,7 +975,62 @@ impl Execution {
         if !idle.is_empty() {
             let _ = write!(stuck, " (idle: {idle})");
         }
+        if self.trace.is_some() {
+            let waits = unfinished().map(|t| self.wait_of(t, parked(t))).collect();
+            if let Some(trace) = &mut self.trace {
+                trace.wait_for = waits;
+            }
+        }
         self.violate("deadlock", format!("no task can run: {stuck}"));
+    }
+}
+
+impl Execution {
+    /// What `task`, parked on `op` at a deadlock, waits for: the object's state that keeps it
+    /// waiting and who holds the object (for the pictures, beside the violation's message).
+    fn wait_of(&self, task: &Task, op: Op) -> Wait {
+        let name = |t: usize| self.tasks[t].name.to_string();
+        let (state, holders) = match op.object().map(|o| (o, &self.objects[o.0].state)) {
+            Some((_, ObjState::Mutex { owner: Some(t) })) => {
+                (format!("held by {}", name(*t)), vec![name(*t)])
+            }
+            Some((
+                _,
+                ObjState::RwLock {
+                    writer: Some(t), ..
+                },
+            )) => (format!("write-locked by {}", name(*t)), vec![name(*t)]),
+            Some((_, ObjState::RwLock { readers, .. })) if *readers > 0 => {
+                (format!("read-locked by {readers} reader(s)"), Vec::new())
+            }
+            Some((_, ObjState::Channel { len, cap })) if matches!(op, Op::Send(_)) => {
+                (format!("full: {len} of {cap}"), Vec::new())
+            }
+            Some((_, ObjState::Channel { cap, .. })) => {
+                (format!("empty (capacity {cap})"), Vec::new())
+            }
+            Some((_, ObjState::Notify { .. })) => ("no notification pending".into(), Vec::new()),
+            Some((o, ObjState::Task { .. })) => {
+                match self.tasks.iter().position(|t| t.done == Some(o)) {
+                    Some(t) => (format!("{} has not finished", name(t)), vec![name(t)]),
+                    None => ("not finished".into(), Vec::new()),
+                }
+            }
+            Some((_, ObjState::Wake { .. })) => ("nothing woke it".into(), Vec::new()),
+            _ => (String::new(), Vec::new()),
+        };
+        Wait {
+            task: task.name.to_string(),
+            op: Describe {
+                op,
+                objects: &self.objects,
+            }
+            .to_string(),
+            object: op.object().map(|o| self.objects[o.0].name.to_string()),
+            state,
+            holders,
+            idle: op.is_idle_wait(),
+        }
     }
 }
 
