@@ -50,10 +50,10 @@ impl<T> Mutex<T> {
 /// waits, and `notified().await` consumes it.
 ///
 /// ```
-/// use std::rc::Rc;
+/// use std::sync::Arc;
 ///
 /// braid::check(|| async {
-///     let ready = Rc::new(braid::sync::Notify::new());
+///     let ready = Arc::new(braid::sync::Notify::new());
 ///     let r = ready.clone();
 ///     let waiter = braid::spawn(async move { r.notified().await });
 ///     ready.notify_one().await;

@@ -2,10 +2,6 @@
 //! facade item behaves as tokio says, in every schedule braid explores (and the `check` tests
 //! show that exploration finds the bugs facade-based code can have).
 
-// tokio code shares primitives through `Arc` (`acquire_owned` takes one); under braid nothing
-// crosses a thread, so the facade's types are not `Send` and clippy would flag each `Arc`.
-#![allow(clippy::arc_with_non_send_sync)]
-
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;

@@ -1,11 +1,10 @@
 //! Tasks with a result: spawned like `sim::spawn`, awaited through a `JoinHandle`, and the one
 //! main task whose end ends the run (a test body's).
 
-use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 
 use crate::rt::op::Op;
@@ -19,11 +18,11 @@ pub fn spawn_joinable<F>(name: impl Into<String>, future: F) -> JoinHandle<F::Ou
 where
     F: Future + 'static,
 {
-    let slot = Rc::new(RefCell::new(None));
+    let slot = Arc::new(Mutex::new(None));
     let out = slot.clone();
     let task = crate::spawn(name, async move {
         let value = future.await;
-        *out.borrow_mut() = Some(value);
+        *lock(&out) = Some(value);
     });
     let done = with_exec(|ex| ex.make_joinable(task));
     JoinHandle {
@@ -46,12 +45,19 @@ where
     task
 }
 
+/// The output slot, locked (never contended: one thread runs a simulation, and the lock is
+/// held for one statement).
+fn lock<T>(slot: &Mutex<Option<T>>) -> MutexGuard<'_, Option<T>> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// Awaits a task's end and yields its output. Awaiting it is a scheduling point, enabled once
-/// the task has finished.
+/// the task has finished. `Send` and `Sync` when the output is `Send`, as tokio's: the slot is
+/// in a `std::sync::Mutex`, and the rest are ids into the run.
 pub struct JoinHandle<T> {
     task: TaskId,
     done: ObjId,
-    slot: Rc<RefCell<Option<T>>>,
+    slot: Arc<Mutex<Option<T>>>,
     waiting: Option<Point>,
 }
 
@@ -64,7 +70,7 @@ impl<T> JoinHandle<T> {
     /// Whether the task has finished (not a scheduling point: it reads nothing another task
     /// could be changing at this instant, only the handle's own slot).
     pub fn is_finished(&self) -> bool {
-        self.slot.borrow().is_some()
+        lock(&self.slot).is_some()
     }
 }
 
@@ -82,7 +88,8 @@ impl<T> Future for JoinHandle<T> {
                     ex.access(done, crate::rt::access::AccessKind::Read);
                     ex.observe_value(done);
                 });
-                match self.slot.borrow_mut().take() {
+                let value = lock(&self.slot).take();
+                match value {
                     Some(value) => Poll::Ready(Ok(value)),
                     None => Poll::Ready(Err(JoinError { task: self.task })),
                 }

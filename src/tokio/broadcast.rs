@@ -3,11 +3,10 @@
 //! the oldest: its next `recv` says by how many (`Lagged(k)`) and resumes at the oldest value
 //! still held. As tokio's, the capacity is rounded up to a power of two.
 
-use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Poll;
 
 use sim::sync::Shared;
@@ -32,10 +31,12 @@ impl Hash for Meta {
     }
 }
 
+/// The buffer sits in a `std::sync::Mutex` (never contended: one thread runs a simulation, and
+/// it is held for one statement), so the halves are `Send + Sync` when `T: Send`, as tokio's.
 struct Chan<T> {
     meta: Shared<Meta>,
     /// The last `capacity` values: `buffer[0]` is at position `tail - buffer.len()`.
-    buffer: RefCell<VecDeque<T>>,
+    buffer: Mutex<VecDeque<T>>,
     capacity: usize,
 }
 
@@ -49,10 +50,14 @@ enum Found {
 }
 
 impl<T> Chan<T> {
+    fn buffer(&self) -> MutexGuard<'_, VecDeque<T>> {
+        self.buffer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// The attempt of a receiver at `next`: its value's index in the buffer, its lag, the end,
     /// or nothing yet (its waker registered under `ticket` if given).
     fn look(&self, next: &mut u64, wait: Option<(&mut Option<u64>, &std::task::Waker)>) -> Found {
-        let held = self.buffer.borrow().len() as u64;
+        let held = self.buffer().len() as u64;
         self.meta.with_mut(|m| {
             let head = m.tail - held;
             if *next < head {
@@ -99,7 +104,7 @@ impl<T> Chan<T> {
 pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     assert!(capacity > 0, "broadcast channel capacity cannot be zero");
     let capacity = capacity.next_power_of_two();
-    let chan = Rc::new(Chan {
+    let chan = Arc::new(Chan {
         meta: Shared::new(
             sim::sync::auto_name("broadcast"),
             Meta {
@@ -109,7 +114,7 @@ pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
                 waiters: WaitList::default(),
             },
         ),
-        buffer: RefCell::new(VecDeque::with_capacity(capacity)),
+        buffer: Mutex::new(VecDeque::with_capacity(capacity)),
         capacity,
     });
     (Sender { chan: chan.clone() }, Receiver { chan, next: 0 })
@@ -117,7 +122,7 @@ pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
 
 /// The sending half (clone it for more senders).
 pub struct Sender<T> {
-    chan: Rc<Chan<T>>,
+    chan: Arc<Chan<T>>,
 }
 
 impl<T> Sender<T> {
@@ -130,7 +135,7 @@ impl<T> Sender<T> {
             return Err(error::SendError(value));
         }
         let overwritten = {
-            let mut buffer = self.chan.buffer.borrow_mut();
+            let mut buffer = self.chan.buffer();
             buffer.push_back(value);
             match buffer.len() > self.chan.capacity {
                 true => buffer.pop_front(),
@@ -168,7 +173,7 @@ impl<T> Sender<T> {
     /// How many values are held (the most any receiver has yet to read, up to the capacity).
     pub fn len(&self) -> usize {
         self.chan.meta.read_point();
-        self.chan.meta.with(|_| self.chan.buffer.borrow().len())
+        self.chan.meta.with(|_| self.chan.buffer().len())
     }
 
     /// Whether no value is held.
@@ -210,7 +215,7 @@ impl<T> fmt::Debug for Sender<T> {
 
 /// A receiving half: gets every value sent since it subscribed, unless it lags.
 pub struct Receiver<T> {
-    chan: Rc<Chan<T>>,
+    chan: Arc<Chan<T>>,
     next: u64,
 }
 
@@ -243,7 +248,7 @@ impl<T: Clone> Receiver<T> {
         std::future::poll_fn(|cx| {
             let found = wait.chan.look(next, Some((&mut wait.ticket, cx.waker())));
             match found {
-                Found::Value(at) => Poll::Ready(Ok(wait.chan.buffer.borrow()[at].clone())),
+                Found::Value(at) => Poll::Ready(Ok(wait.chan.buffer()[at].clone())),
                 Found::Lagged(k) => Poll::Ready(Err(error::RecvError::Lagged(k))),
                 Found::Closed => Poll::Ready(Err(error::RecvError::Closed)),
                 Found::Empty => Poll::Pending,
@@ -256,7 +261,7 @@ impl<T: Clone> Receiver<T> {
     pub fn try_recv(&mut self) -> Result<T, error::TryRecvError> {
         self.chan.meta.write_point();
         match self.chan.look(&mut self.next, None) {
-            Found::Value(at) => Ok(self.chan.buffer.borrow()[at].clone()),
+            Found::Value(at) => Ok(self.chan.buffer()[at].clone()),
             Found::Lagged(k) => Err(error::TryRecvError::Lagged(k)),
             Found::Closed => Err(error::TryRecvError::Closed),
             Found::Empty => Err(error::TryRecvError::Empty),
@@ -281,7 +286,7 @@ impl<T> Receiver<T> {
     /// How many values this receiver has yet to read (those still held).
     pub fn len(&self) -> usize {
         self.chan.meta.read_point();
-        let held = self.chan.buffer.borrow().len() as u64;
+        let held = self.chan.buffer().len() as u64;
         self.chan.meta.with(|m| {
             let head = m.tail - held;
             (m.tail - self.next.max(head)) as usize

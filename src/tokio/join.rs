@@ -9,11 +9,10 @@
 //! join yields a cancelled `JoinError`. (A task parked on one of `braid::sync`'s primitives,
 //! which the engine itself keeps disabled, is dropped once that primitive lets it go on.)
 
-use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 use sim::sync::Shared;
@@ -28,19 +27,28 @@ const JOINED: u8 = 4;
 
 /// What the handle and the task share, besides the output: the state the engine sees (a
 /// write when the task ends or is aborted, a read when someone looks), and the two wakers.
+/// Each is behind a `std::sync::Mutex` (never contended: one thread runs a simulation, and each
+/// is held for one statement), so that a `JoinHandle<T>` is `Send + Sync` when `T: Send`, as
+/// tokio's.
 struct Control {
     state: Shared<u8>,
     /// The task's own waker, from its last poll: `abort` wakes a task waiting on a waker.
-    task_waker: RefCell<Option<Waker>>,
+    task_waker: Mutex<Option<Waker>>,
     /// Whoever awaits the handle.
-    join_waker: RefCell<Option<Waker>>,
+    join_waker: Mutex<Option<Waker>>,
+}
+
+/// A waker slot or the output slot, locked.
+fn lock<T>(slot: &Mutex<T>) -> MutexGuard<'_, T> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Control {
     /// The task ended (`FINISHED`) or was dropped (`CANCELLED`).
     fn end(&self, how: u8) {
         self.state.with_mut(|s| *s = how);
-        if let Some(w) = self.join_waker.borrow_mut().take() {
+        let waker = lock(&self.join_waker).take();
+        if let Some(w) = waker {
             w.wake();
         }
     }
@@ -54,7 +62,8 @@ impl Control {
             *s == ABORTING
         });
         if aborting {
-            if let Some(w) = self.task_waker.borrow_mut().take() {
+            let waker = lock(&self.task_waker).take();
+            if let Some(w) = waker {
                 w.wake();
             }
         }
@@ -68,7 +77,8 @@ impl Control {
 }
 
 /// Spawns a task, as `tokio::spawn` (named `task`, `task#2`, ... in traces). Unlike tokio's,
-/// the future need not be `Send`: a run is single-threaded.
+/// the future need not be `Send`: a run is single-threaded. The handle is `Send` (and `Sync`)
+/// when the output is, as tokio's.
 ///
 /// ```
 /// use braid::tokio;
@@ -84,12 +94,12 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let control = Rc::new(Control {
+    let control = Arc::new(Control {
         state: Shared::new(sim::sync::auto_name("join"), RUNNING),
-        task_waker: RefCell::new(None),
-        join_waker: RefCell::new(None),
+        task_waker: Mutex::new(None),
+        join_waker: Mutex::new(None),
     });
-    let output = Rc::new(RefCell::new(None));
+    let output = Arc::new(Mutex::new(None));
     // Through braid's front door, so the task is whatever kind of task braid's tasks are.
     drop(crate::task::spawn(Abortable {
         control: control.clone(),
@@ -105,8 +115,8 @@ where
 
 /// The task as the engine runs it: the user's future, dropped at the first poll after `abort`.
 struct Abortable<F: Future> {
-    control: Rc<Control>,
-    output: Rc<RefCell<Option<F::Output>>>,
+    control: Arc<Control>,
+    output: Arc<Mutex<Option<F::Output>>>,
     future: Option<Pin<Box<F>>>,
 }
 
@@ -125,7 +135,7 @@ impl<F: Future> Future for Abortable<F> {
             return Poll::Ready(());
         }
         {
-            let mut waker = this.control.task_waker.borrow_mut();
+            let mut waker = lock(&this.control.task_waker);
             if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                 *waker = Some(cx.waker().clone());
             }
@@ -134,7 +144,7 @@ impl<F: Future> Future for Abortable<F> {
             Poll::Pending => Poll::Pending,
             Poll::Ready(value) => {
                 this.future = None;
-                *this.output.borrow_mut() = Some(value);
+                *lock(&this.output) = Some(value);
                 this.control.end(FINISHED);
                 Poll::Ready(())
             }
@@ -145,8 +155,8 @@ impl<F: Future> Future for Abortable<F> {
 /// Awaits a spawned task's output, as `tokio::task::JoinHandle`. Dropping it detaches the
 /// task (it goes on); [`abort`](Self::abort) cancels it.
 pub struct JoinHandle<T> {
-    control: Rc<Control>,
-    output: Rc<RefCell<Option<T>>>,
+    control: Arc<Control>,
+    output: Arc<Mutex<Option<T>>>,
     polled: bool,
 }
 
@@ -190,17 +200,13 @@ impl<T> Future for JoinHandle<T> {
         });
         match state {
             FINISHED => {
-                let value = this
-                    .output
-                    .borrow_mut()
-                    .take()
-                    .expect("a finished task's output");
+                let value = lock(&this.output).take().expect("a finished task's output");
                 Poll::Ready(Ok(value))
             }
             CANCELLED => Poll::Ready(Err(JoinError { cancelled: true })),
             JOINED => Poll::Ready(Err(JoinError { cancelled: false })),
             _ => {
-                *control.join_waker.borrow_mut() = Some(cx.waker().clone());
+                *lock(&control.join_waker) = Some(cx.waker().clone());
                 Poll::Pending
             }
         }
@@ -216,7 +222,7 @@ impl<T> fmt::Debug for JoinHandle<T> {
 /// Aborts a task without joining it, as `tokio::task::AbortHandle`.
 #[derive(Clone)]
 pub struct AbortHandle {
-    control: Rc<Control>,
+    control: Arc<Control>,
 }
 
 impl AbortHandle {

@@ -36,10 +36,17 @@
 //! dropped while it waits (a `select!` loser, a `timeout`) and leaves its wait list cleanly.
 //! Wait lists are kept in arrival order, so runs are deterministic.
 //!
-//! Differences from tokio: nothing needs to be `Send` (a run is single-threaded) and the
-//! types are not `Send` either; a task that panics ends the run as the failure braid is looking
-//! for, so no `JoinError` is ever a panic; constructors are not `const` (a primitive is an
-//! object of the run it is created in).
+//! `Send` and `Sync`: every type here, and the future of every async method, is `Send` and
+//! `Sync` where tokio's is (`Arc<Notify>` shared between tasks, `Mutex<T>` when `T: Send`, a
+//! `JoinHandle<T>` when `T: Send`, the `lock()`, `send()`, `recv()`, `acquire()`, `notified()`
+//! futures), so code with tokio's `Send` bounds builds unchanged. Their state sits in
+//! `std::sync` locks and atomics, never contended (a run is single-threaded) and never held
+//! across a scheduling point; on a thread with no run in progress, an operation panics.
+//!
+//! Differences from tokio: `spawn` does not need a `Send` future (a run is single-threaded);
+//! a task that panics ends the run as the failure braid is looking for, so no `JoinError` is
+//! ever a panic; constructors are not `const` (a primitive is an object of the run it is
+//! created in).
 //!
 //! ```
 //! use std::time::Duration;

@@ -31,6 +31,21 @@ pub struct Mutex<T: ?Sized> {
     value: UnsafeCell<T>,
 }
 
+// SAFETY: as tokio's. The value is reached only through a guard, and a guard exists only
+// while its holder has the semaphore's one permit. The semaphore's permits are counted in a
+// `std::sync::Mutex` (`Shared`), so they stay exclusive whichever thread takes or gives one: on
+// a thread with no run in progress, taking one panics (the engine is not there) and giving one
+// back does nothing (the lock stays held: a hang, never two guards). So at most one `&mut T`
+// (or `&T` through a guard) exists at a time, and sharing a `Mutex<T>` between threads only
+// ever moves a `T` between them: `T: Send` is what it needs, as for `std::sync::Mutex`.
+unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
+// SAFETY: a guard shared between threads hands out `&T` on each: `T: Sync` (and `T: Send`, for
+// the mutex it borrows to be shared), as tokio's. (Sending a guard needs `Mutex<T>: Sync`, the
+// auto impl.)
+unsafe impl<T: ?Sized + Send + Sync> Sync for MutexGuard<'_, T> {}
+// SAFETY: as for `MutexGuard`.
+unsafe impl<T: ?Sized + Send + Sync> Sync for OwnedMutexGuard<T> {}
+
 impl<T> Mutex<T> {
     /// A mutex named `mutex#1`, `mutex#2`, ... in traces.
     pub fn new(value: T) -> Self {

@@ -3,13 +3,12 @@
 //! waiter and stores nothing. A lost wakeup with `notify_waiters` is therefore a real bug the
 //! exploration can find.
 
-use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::pin::Pin;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 use sim::sync::Shared;
@@ -23,9 +22,28 @@ enum Woken {
     All,
 }
 
+/// A waiter. Its fields sit in `std::sync::Mutex`es rather than cells (never contended: each
+/// is touched under the notify's own state lock, for one statement), so `Notify` and
+/// `Notified` are `Send + Sync`, as tokio's.
 struct Node {
-    woken: Cell<Option<Woken>>,
-    waker: RefCell<Option<Waker>>,
+    woken: Mutex<Option<Woken>>,
+    waker: Mutex<Option<Waker>>,
+}
+
+fn lock<T>(slot: &Mutex<T>) -> MutexGuard<'_, T> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Node {
+    fn woken(&self) -> Option<Woken> {
+        *lock(&self.woken)
+    }
+
+    /// Marks it woken; its waker, to wake once the notify's state is no longer borrowed.
+    fn wake(&self, how: Woken) -> Option<Waker> {
+        *lock(&self.woken) = Some(how);
+        lock(&self.waker).take()
+    }
 }
 
 /// The engine sees every change as a write; it hashes the permit, the `notify_waiters` count
@@ -35,7 +53,7 @@ struct Core {
     /// How many times `notify_waiters` was called: a `Notified` created before a call completes
     /// even if it was not polled yet, as tokio specifies.
     generation: u64,
-    waiters: VecDeque<Rc<Node>>,
+    waiters: VecDeque<Arc<Node>>,
 }
 
 impl Hash for Core {
@@ -50,10 +68,7 @@ impl Core {
     /// `notify_one`'s effect: the first waiter is woken, else the permit is stored.
     fn notify_one(&mut self) -> Option<Waker> {
         match self.waiters.pop_front() {
-            Some(node) => {
-                node.woken.set(Some(Woken::One));
-                node.waker.borrow_mut().take()
-            }
+            Some(node) => node.wake(Woken::One),
             None => {
                 self.permit = true;
                 None
@@ -65,11 +80,11 @@ impl Core {
 /// Wakes waiting tasks, as `tokio::sync::Notify`.
 ///
 /// ```
-/// use std::rc::Rc;
+/// use std::sync::Arc;
 /// use braid::tokio::{self, sync::Notify};
 ///
 /// braid::check(|| async {
-///     let ready = Rc::new(Notify::new());
+///     let ready = Arc::new(Notify::new());
 ///     let r = ready.clone();
 ///     let waiter = tokio::spawn(async move { r.notified().await });
 ///     // Whether or not the waiter waits yet: the permit is stored for it.
@@ -114,10 +129,7 @@ impl Notify {
             c.generation += 1;
             c.waiters
                 .drain(..)
-                .filter_map(|node| {
-                    node.woken.set(Some(Woken::All));
-                    node.waker.borrow_mut().take()
-                })
+                .filter_map(|node| node.wake(Woken::All))
                 .collect()
         });
         for w in woken {
@@ -155,7 +167,7 @@ impl fmt::Debug for Notify {
 pub struct Notified<'a> {
     notify: &'a Notify,
     generation: u64,
-    node: Option<Rc<Node>>,
+    node: Option<Arc<Node>>,
     done: bool,
 }
 
@@ -179,18 +191,18 @@ impl Future for Notified<'_> {
                     if std::mem::take(&mut c.permit) {
                         return None;
                     }
-                    let node = Rc::new(Node {
-                        woken: Cell::new(None),
-                        waker: RefCell::new(Some(cx.waker().clone())),
+                    let node = Arc::new(Node {
+                        woken: Mutex::new(None),
+                        waker: Mutex::new(Some(cx.waker().clone())),
                     });
                     c.waiters.push_back(node.clone());
                     Some(node)
                 })
             }
-            Some(node) => state.with_mut(|_| match node.woken.get() {
+            Some(node) => state.with_mut(|_| match node.woken() {
                 Some(_) => None,
                 None => {
-                    *node.waker.borrow_mut() = Some(cx.waker().clone());
+                    *lock(&node.waker) = Some(cx.waker().clone());
                     Some(node.clone())
                 }
             }),
@@ -217,9 +229,9 @@ impl Drop for Notified<'_> {
         if !sim::engine_running() {
             return;
         }
-        let forwarded = self.notify.state.with_mut(|c| match node.woken.get() {
+        let forwarded = self.notify.state.with_mut(|c| match node.woken() {
             None => {
-                c.waiters.retain(|n| !Rc::ptr_eq(n, &node));
+                c.waiters.retain(|n| !Arc::ptr_eq(n, &node));
                 None
             }
             // Chosen by `notify_one` but never completed: the next waiter gets it instead.

@@ -1,28 +1,33 @@
 //! A oneshot channel, as tokio's: `send` is synchronous and fails if the receiver is gone;
 //! awaiting the receiver yields the value, or an error once the sender is dropped unsent.
 
-use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 use sim::sync::Shared;
 
 /// The state the engine sees (a change is a write, a look a read): 0 empty, 1 a value waits,
-/// 2 the sender is gone, 3 the receiver is gone.
+/// 2 the sender is gone, 3 the receiver is gone. The value and the waker sit in
+/// `std::sync::Mutex`es (never contended: one thread runs a simulation, and each is held for
+/// one statement), so both halves are `Send + Sync` when `T: Send`, as tokio's.
 struct Chan<T> {
     seen: Shared<u8>,
-    value: RefCell<Option<T>>,
-    waker: RefCell<Option<Waker>>,
+    value: Mutex<Option<T>>,
+    waker: Mutex<Option<Waker>>,
+}
+
+fn lock<T>(slot: &Mutex<T>) -> MutexGuard<'_, T> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Creates a oneshot channel (named `oneshot#1`, ... in traces).
 pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
-    let chan = Rc::new(Chan {
+    let chan = Arc::new(Chan {
         seen: Shared::new(sim::sync::auto_name("oneshot"), 0u8),
-        value: RefCell::new(None),
-        waker: RefCell::new(None),
+        value: Mutex::new(None),
+        waker: Mutex::new(None),
     });
     (
         Sender {
@@ -34,7 +39,7 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
 
 /// The sending half.
 pub struct Sender<T> {
-    chan: Option<Rc<Chan<T>>>,
+    chan: Option<Arc<Chan<T>>>,
 }
 
 impl<T> Sender<T> {
@@ -44,9 +49,10 @@ impl<T> Sender<T> {
         if chan.seen.with(|s| *s == 3) {
             return Err(value);
         }
-        *chan.value.borrow_mut() = Some(value);
+        *lock(&chan.value) = Some(value);
         chan.seen.with_mut(|s| *s = 1);
-        if let Some(w) = chan.waker.borrow_mut().take() {
+        let waker = lock(&chan.waker).take();
+        if let Some(w) = waker {
             w.wake();
         }
         Ok(())
@@ -68,7 +74,8 @@ impl<T> Drop for Sender<T> {
                     }
                 });
             }
-            if let Some(w) = chan.waker.borrow_mut().take() {
+            let waker = lock(&chan.waker).take();
+            if let Some(w) = waker {
                 w.wake();
             }
         }
@@ -77,7 +84,7 @@ impl<T> Drop for Sender<T> {
 
 /// The receiving half: await it for the value.
 pub struct Receiver<T> {
-    chan: Rc<Chan<T>>,
+    chan: Arc<Chan<T>>,
 }
 
 impl<T> Receiver<T> {
@@ -92,7 +99,7 @@ impl<T> Receiver<T> {
 
     fn take(&self) -> T {
         self.chan.seen.with_mut(|s| *s = 2);
-        self.chan.value.borrow_mut().take().expect("a sent value")
+        lock(&self.chan.value).take().expect("a sent value")
     }
 }
 
@@ -104,7 +111,7 @@ impl<T> Future for Receiver<T> {
             1 => Poll::Ready(Ok(self.take())),
             2 => Poll::Ready(Err(error::RecvError(()))),
             _ => {
-                *self.chan.waker.borrow_mut() = Some(cx.waker().clone());
+                *lock(&self.chan.waker) = Some(cx.waker().clone());
                 Poll::Pending
             }
         }

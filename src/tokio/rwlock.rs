@@ -36,6 +36,18 @@ pub struct RwLock<T: ?Sized> {
     value: UnsafeCell<T>,
 }
 
+// SAFETY: as tokio's. The value is reached only through a guard: a read guard holds one of
+// the semaphore's permits, a write guard all of them. The permits are counted in a
+// `std::sync::Mutex` (`Shared`), so this holds whichever thread takes or gives them (on a
+// thread with no run in progress, taking them panics and giving them back does nothing: a hang
+// at worst, never a writer beside a reader). Readers on several threads share `&T` (`T: Sync`),
+// and a writer may move a `T` from one thread to another (`T: Send`).
+unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
+// SAFETY: a read guard only hands out `&T`, and gives a permit back when dropped (which any
+// thread may do, see above): sending it needs `T: Sync` only, as tokio's. (The write guard's
+// auto impls, through `&RwLock<T>`, already need `T: Send + Sync`, as tokio's do.)
+unsafe impl<T: ?Sized + Sync> Send for RwLockReadGuard<'_, T> {}
+
 impl<T> RwLock<T> {
     /// A lock named `rwlock#1`, ... in traces.
     pub fn new(value: T) -> Self {

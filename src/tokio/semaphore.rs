@@ -6,25 +6,39 @@
 //! are free yet, so a large request is never starved by small ones behind it (they wait too).
 //! Hence the invariant kept below: while anyone waits, no permit is free.
 
-use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::pin::Pin;
-use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 use sim::sync::Shared;
 
 /// One task waiting for permits: what it still needs, what it has been given so far (given
-/// back if it stops waiting), and its waker.
+/// back if it stops waiting), and its waker. Atomics and a `std::sync::Mutex` rather than
+/// cells, so the semaphore and its futures are `Send + Sync`; every access is made under the
+/// semaphore's own state lock (`Shared::with_mut`), so `Relaxed` is enough.
 struct Waiter {
-    needed: Cell<usize>,
-    acquired: Cell<usize>,
-    queued: Cell<bool>,
-    waker: RefCell<Option<Waker>>,
+    needed: AtomicUsize,
+    acquired: AtomicUsize,
+    queued: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Waiter {
+    fn take_waker(&self) -> Option<Waker> {
+        self.waker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    fn set_waker(&self, waker: &Waker) {
+        *self.waker.lock().unwrap_or_else(PoisonError::into_inner) = Some(waker.clone());
+    }
 }
 
 /// The semaphore's state. The engine sees every change as a write (and hashes only a summary:
@@ -32,7 +46,7 @@ struct Waiter {
 struct Core {
     permits: usize,
     closed: bool,
-    waiters: VecDeque<Rc<Waiter>>,
+    waiters: VecDeque<Arc<Waiter>>,
 }
 
 impl Hash for Core {
@@ -40,7 +54,7 @@ impl Hash for Core {
         self.permits.hash(state);
         self.closed.hash(state);
         for w in &self.waiters {
-            w.needed.get().hash(state);
+            w.needed.load(Relaxed).hash(state);
         }
     }
 }
@@ -52,15 +66,15 @@ impl Core {
         self.permits += n;
         let mut woken = Vec::new();
         while let Some(head) = self.waiters.front() {
-            let take = self.permits.min(head.needed.get());
-            head.needed.set(head.needed.get() - take);
-            head.acquired.set(head.acquired.get() + take);
+            let take = self.permits.min(head.needed.load(Relaxed));
+            let needed = head.needed.fetch_sub(take, Relaxed) - take;
+            head.acquired.fetch_add(take, Relaxed);
             self.permits -= take;
-            if head.needed.get() > 0 {
+            if needed > 0 {
                 break;
             }
-            head.queued.set(false);
-            woken.extend(head.waker.borrow_mut().take());
+            head.queued.store(false, Relaxed);
+            woken.extend(head.take_waker());
             self.waiters.pop_front();
         }
         woken
@@ -156,8 +170,8 @@ impl Semaphore {
             c.waiters
                 .drain(..)
                 .filter_map(|w| {
-                    w.queued.set(false);
-                    w.waker.borrow_mut().take()
+                    w.queued.store(false, Relaxed);
+                    w.take_waker()
                 })
                 .collect::<Vec<_>>()
         });
@@ -288,7 +302,7 @@ impl fmt::Debug for Semaphore {
 pub(crate) struct Acquire<'a> {
     sem: &'a Semaphore,
     n: usize,
-    waiter: Option<Rc<Waiter>>,
+    waiter: Option<Arc<Waiter>>,
     done: bool,
 }
 
@@ -315,23 +329,23 @@ impl Future for Acquire<'_> {
                     if take == n {
                         return Ok(None);
                     }
-                    let waiter = Rc::new(Waiter {
-                        needed: Cell::new(n - take),
-                        acquired: Cell::new(take),
-                        queued: Cell::new(true),
-                        waker: RefCell::new(Some(cx.waker().clone())),
+                    let waiter = Arc::new(Waiter {
+                        needed: AtomicUsize::new(n - take),
+                        acquired: AtomicUsize::new(take),
+                        queued: AtomicBool::new(true),
+                        waker: Mutex::new(Some(cx.waker().clone())),
                     });
                     c.waiters.push_back(waiter.clone());
                     Ok(Some(waiter))
                 })
             }
             Some(waiter) => this.sem.state.with_mut(|c| {
-                if waiter.needed.get() == 0 {
+                if waiter.needed.load(Relaxed) == 0 {
                     Ok(None)
                 } else if c.closed {
                     Err(AcquireError(()))
                 } else {
-                    *waiter.waker.borrow_mut() = Some(cx.waker().clone());
+                    waiter.set_waker(cx.waker());
                     Ok(Some(waiter.clone()))
                 }
             }),
@@ -363,12 +377,12 @@ impl Drop for Acquire<'_> {
             return;
         }
         let woken = self.sem.state.with_mut(|c| {
-            if waiter.queued.get() {
-                c.waiters.retain(|w| !Rc::ptr_eq(w, &waiter));
-                waiter.queued.set(false);
+            if waiter.queued.load(Relaxed) {
+                c.waiters.retain(|w| !Arc::ptr_eq(w, &waiter));
+                waiter.queued.store(false, Relaxed);
             }
             // Cancelled (or failed): what it was handed goes to the next in line.
-            c.release(waiter.acquired.replace(0))
+            c.release(waiter.acquired.swap(0, Relaxed))
         });
         wake_all(woken);
     }

@@ -2,18 +2,17 @@
 //! seen, so `changed().await` wakes for a new value but never queues them: two sends before a
 //! receiver looks are one change, and it sees only the second value.
 
-use std::cell::RefCell;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Deref;
-use std::rc::Rc;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 use sim::sync::Shared;
 
 use super::wait_list::{wake_all, WaitList};
 
-/// What the engine tracks (the value itself stays beside it, in a `RefCell`: a borrow of it is
-/// handed out): the version, who is still there, and who waits.
+/// What the engine tracks (the value itself stays beside it, in a `std::sync::RwLock`, as
+/// tokio's: a borrow of it is handed out): the version, who is still there, and who waits.
 struct Meta {
     version: u64,
     senders: usize,
@@ -31,12 +30,37 @@ impl Hash for Meta {
     }
 }
 
+/// The value is in a `std::sync::RwLock`, as in tokio, so the halves are `Send + Sync` when
+/// `T: Send + Sync`. It is never contended (one thread runs a simulation): a conflict is a
+/// `Ref` still held while the value is sent, which panics rather than deadlocks.
 struct Chan<T> {
     meta: Shared<Meta>,
-    value: RefCell<T>,
+    value: RwLock<T>,
 }
 
 impl<T> Chan<T> {
+    /// The value, for reading.
+    fn read(&self) -> RwLockReadGuard<'_, T> {
+        match self.value.try_read() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                panic!("a watch value was borrowed while a send is changing it")
+            }
+        }
+    }
+
+    /// The value, for a send.
+    fn write(&self) -> RwLockWriteGuard<'_, T> {
+        match self.value.try_write() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                panic!("a watch value was sent while a `Ref` to it is held")
+            }
+        }
+    }
+
     /// A new value is in: the version moves on and every waiting receiver wakes.
     fn bump(&self) {
         let woken = self.meta.with_mut(|m| {
@@ -69,7 +93,7 @@ impl<T> Chan<T> {
 /// .assert_holds();
 /// ```
 pub fn channel<T>(init: T) -> (Sender<T>, Receiver<T>) {
-    let chan = Rc::new(Chan {
+    let chan = Arc::new(Chan {
         meta: Shared::new(
             sim::sync::auto_name("watch"),
             Meta {
@@ -80,15 +104,15 @@ pub fn channel<T>(init: T) -> (Sender<T>, Receiver<T>) {
                 closed_waiters: WaitList::default(),
             },
         ),
-        value: RefCell::new(init),
+        value: RwLock::new(init),
     });
     (Sender { chan: chan.clone() }, Receiver { chan, version: 0 })
 }
 
 /// A borrow of the current value. Do not hold it across an `.await`: a send while it is held
-/// panics here (in tokio it would deadlock).
+/// panics here (in tokio it would deadlock). Not `Send`, as tokio's.
 pub struct Ref<'a, T> {
-    inner: std::cell::Ref<'a, T>,
+    inner: RwLockReadGuard<'a, T>,
     has_changed: bool,
 }
 
@@ -115,7 +139,7 @@ impl<T: fmt::Debug> fmt::Debug for Ref<'_, T> {
 
 /// The sending half.
 pub struct Sender<T> {
-    chan: Rc<Chan<T>>,
+    chan: Arc<Chan<T>>,
 }
 
 impl<T> Sender<T> {
@@ -126,7 +150,7 @@ impl<T> Sender<T> {
         if self.chan.meta.with(|m| m.receivers) == 0 {
             return Err(error::SendError(value));
         }
-        let old = self.chan.value.replace(value);
+        let old = std::mem::replace(&mut *self.chan.write(), value);
         self.chan.bump();
         drop(old);
         Ok(())
@@ -135,7 +159,7 @@ impl<T> Sender<T> {
     /// Replaces the value whether or not a receiver is left; returns the old one.
     pub fn send_replace(&self, value: T) -> T {
         self.chan.meta.write_point();
-        let old = self.chan.value.replace(value);
+        let old = std::mem::replace(&mut *self.chan.write(), value);
         self.chan.bump();
         old
     }
@@ -151,7 +175,7 @@ impl<T> Sender<T> {
     /// Changes the value in place; wakes the receivers only if `modify` says it changed it.
     pub fn send_if_modified(&self, modify: impl FnOnce(&mut T) -> bool) -> bool {
         self.chan.meta.write_point();
-        let changed = modify(&mut self.chan.value.borrow_mut());
+        let changed = modify(&mut self.chan.write());
         if changed {
             self.chan.bump();
         }
@@ -163,7 +187,7 @@ impl<T> Sender<T> {
         self.chan.meta.read_point();
         self.chan.version();
         Ref {
-            inner: self.chan.value.borrow(),
+            inner: self.chan.read(),
             has_changed: false,
         }
     }
@@ -265,7 +289,7 @@ impl<T> Drop for Wait<'_, T> {
 
 /// A receiving half (clone it for more receivers; each tracks what it has seen).
 pub struct Receiver<T> {
-    chan: Rc<Chan<T>>,
+    chan: Arc<Chan<T>>,
     version: u64,
 }
 
@@ -275,7 +299,7 @@ impl<T> Receiver<T> {
         self.chan.meta.read_point();
         let current = self.chan.version();
         Ref {
-            inner: self.chan.value.borrow(),
+            inner: self.chan.read(),
             has_changed: current != self.version,
         }
     }
@@ -287,7 +311,7 @@ impl<T> Receiver<T> {
         let has_changed = current != self.version;
         self.version = current;
         Ref {
-            inner: self.chan.value.borrow(),
+            inner: self.chan.read(),
             has_changed,
         }
     }
@@ -343,7 +367,7 @@ impl<T> Receiver<T> {
             };
             if ok {
                 return Ok(Ref {
-                    inner: self.chan.value.borrow(),
+                    inner: self.chan.read(),
                     has_changed: false,
                 });
             }
@@ -363,7 +387,7 @@ impl<T> Receiver<T> {
 
     /// Whether both watch the same channel.
     pub fn same_channel(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.chan, &other.chan)
+        Arc::ptr_eq(&self.chan, &other.chan)
     }
 }
 

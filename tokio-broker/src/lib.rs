@@ -9,9 +9,8 @@
 //! - [`sim`]: `rt` is `braid::tokio`, `atomic` is `braid::std::sync::atomic`, so every lock,
 //!   channel operation, notify and atomic access is a braid scheduling point.
 //!
-//! The one other switch is [`real::MaybeSend`]: real tokio runs tasks on many threads, so what
-//! they hold must be `Send`; braid runs a simulation on one thread, and its facade types are
-//! not `Send`. The storage trait's futures are `MaybeSend`.
+//! Nothing else differs: braid's facade types are `Send` and `Sync` where tokio's are, so the
+//! storage trait's futures carry the same `Send` bound in both builds.
 
 // Compiling `src/broker/` once per runtime is what this crate is for.
 #![allow(clippy::duplicate_mod)]

@@ -4,9 +4,6 @@
 //! connection generation) and bind re-queues whatever was persisted in flight at the crash,
 //! while the publishers re-send what the broker had not yet delivered.
 
-// The broker code shares its handles in `Arc`s, as tokio code does; braid's are single-threaded.
-#![allow(clippy::arc_with_non_send_sync)]
-
 use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -30,7 +27,7 @@ struct Disk {
     delivered: BTreeSet<MsgId>,
 }
 
-struct DurableStore(Rc<Durable<Disk>>);
+struct DurableStore(Arc<Durable<Disk>>);
 
 impl SessionStore for DurableStore {
     async fn load_persisted_inflight(&self) -> Vec<Msg> {
@@ -55,7 +52,7 @@ impl SessionStore for DurableStore {
 
 fn crash_in_flight(variant: Variant) -> braid::Check {
     braid::check(move || async move {
-        let disk = Rc::new(Durable::new("disk", Disk::default()));
+        let disk = Arc::new(Durable::new("disk", Disk::default()));
         let log = Arc::new(Mutex::new(ClientLog::new(PUBLISHERS * MESSAGES)));
         let done = Arc::new(rt::sync::Notify::new());
         let boots = Rc::new(Cell::new(0u64));

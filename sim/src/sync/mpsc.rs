@@ -3,35 +3,42 @@
 //! plain reads, like tokio's.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::rt::access::AccessKind;
 use crate::rt::op::{ObjState, Op};
 use crate::rt::task::point;
 use crate::rt::{report_observed, report_value, with_exec, ObjId};
 
+/// The queue sits in a `std::sync::Mutex`, never contended (one thread runs a simulation, and
+/// it is held for one statement), so the handles are `Send + Sync` when `T: Send`.
 struct Chan<T> {
     id: ObjId,
     cap: usize,
-    queue: RefCell<VecDeque<T>>,
+    queue: Mutex<VecDeque<T>>,
+}
+
+impl<T> Chan<T> {
+    fn queue(&self) -> MutexGuard<'_, VecDeque<T>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl<T: Hash> Chan<T> {
     fn observed_len(&self) -> usize {
         with_exec(|ex| ex.access(self.id, AccessKind::Read));
-        let len = self.queue.borrow().len();
+        let len = self.queue().len();
         report_observed(&len);
         len
     }
 
     fn sync_len(&self) {
-        let len = self.queue.borrow().len();
+        let len = self.queue().len();
         let cap = self.cap;
-        report_value(self.id, &*self.queue.borrow());
+        report_value(self.id, &*self.queue());
         with_exec(|ex| *ex.state_mut(self.id) = ObjState::Channel { len, cap });
     }
 }
@@ -47,16 +54,16 @@ pub fn channel<T: Hash>(
         cap: capacity,
     };
     let id = with_exec(|ex| ex.add_object(name.into(), state));
-    let chan = Rc::new(Chan {
+    let chan = Arc::new(Chan {
         id,
         cap: capacity,
-        queue: RefCell::new(VecDeque::with_capacity(capacity)),
+        queue: Mutex::new(VecDeque::with_capacity(capacity)),
     });
     (Sender { chan: chan.clone() }, Receiver { chan })
 }
 
 pub struct Sender<T> {
-    chan: Rc<Chan<T>>,
+    chan: Arc<Chan<T>>,
 }
 
 impl<T> Clone for Sender<T> {
@@ -89,14 +96,14 @@ impl<T: Hash> Sender<T> {
     /// Waits for room, then enqueues.
     pub async fn send(&self, value: T) {
         point(Op::Send(self.chan.id)).await;
-        self.chan.queue.borrow_mut().push_back(value);
+        self.chan.queue().push_back(value);
         self.chan.sync_len();
     }
 
     /// Enqueues if there is room, else hands the message back.
     pub async fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         point(Op::TrySend(self.chan.id)).await;
-        let full = self.chan.queue.borrow().len() >= self.chan.cap;
+        let full = self.chan.queue().len() >= self.chan.cap;
         report_observed(&full);
         if full {
             with_exec(|ex| {
@@ -105,7 +112,7 @@ impl<T: Hash> Sender<T> {
             });
             return Err(TrySendError::Full(value));
         }
-        self.chan.queue.borrow_mut().push_back(value);
+        self.chan.queue().push_back(value);
         self.chan.sync_len();
         with_exec(|ex| ex.note_effect(|| "sent".to_string()));
         Ok(())
@@ -122,7 +129,7 @@ impl<T: Hash> Sender<T> {
 }
 
 pub struct Receiver<T> {
-    chan: Rc<Chan<T>>,
+    chan: Arc<Chan<T>>,
 }
 
 impl<T: Hash> Receiver<T> {
@@ -145,8 +152,7 @@ impl<T: Hash> Receiver<T> {
         .await;
         let value = self
             .chan
-            .queue
-            .borrow_mut()
+            .queue()
             .pop_front()
             .expect("recv is enabled only when the channel holds a message");
         report_observed(&value);
@@ -157,7 +163,7 @@ impl<T: Hash> Receiver<T> {
     /// Takes a message if one is there.
     pub async fn try_recv(&self) -> Option<T> {
         point(Op::TryRecv(self.chan.id)).await;
-        let value = self.chan.queue.borrow_mut().pop_front();
+        let value = self.chan.queue().pop_front();
         report_observed(&value);
         if value.is_some() {
             self.chan.sync_len();

@@ -2,17 +2,28 @@
 //! to leave, readers wait for a writer. Guards release without a scheduling point (see Mutex).
 
 use std::borrow::Cow;
-use std::cell::{Ref, RefCell, RefMut};
 use std::hash::Hash;
 use std::ops::{Deref, DerefMut};
+use std::sync::{PoisonError, TryLockError};
 
 use crate::rt::op::{ObjState, Op};
 use crate::rt::task::point;
 use crate::rt::{report_value, try_with_exec, with_exec, ObjId};
 
+/// The data sits in a `std::sync::RwLock`, never contended (the engine lets a task in only
+/// when the lock is free for it), so an `RwLock<T>` is `Send + Sync` like tokio's. A conflict
+/// there would be an engine bug: it panics rather than blocks.
 pub struct RwLock<T> {
     id: ObjId,
-    data: RefCell<T>,
+    data: std::sync::RwLock<T>,
+}
+
+fn granted<G>(taken: Result<G, TryLockError<G>>) -> G {
+    match taken {
+        Ok(guard) => guard,
+        Err(TryLockError::Poisoned(poisoned)) => PoisonError::into_inner(poisoned),
+        Err(TryLockError::WouldBlock) => panic!("an rwlock the engine granted is held"),
+    }
 }
 
 impl<T: Hash> RwLock<T> {
@@ -25,7 +36,7 @@ impl<T: Hash> RwLock<T> {
         report_value(id, &value);
         RwLock {
             id,
-            data: RefCell::new(value),
+            data: std::sync::RwLock::new(value),
         }
     }
 
@@ -40,7 +51,7 @@ impl<T: Hash> RwLock<T> {
         });
         RwLockReadGuard {
             id: self.id,
-            data: self.data.borrow(),
+            data: granted(self.data.try_read()),
         }
     }
 
@@ -55,7 +66,7 @@ impl<T: Hash> RwLock<T> {
         });
         RwLockWriteGuard {
             id: self.id,
-            data: self.data.borrow_mut(),
+            data: granted(self.data.try_write()),
             report: report_value::<T>,
         }
     }
@@ -63,7 +74,7 @@ impl<T: Hash> RwLock<T> {
 
 pub struct RwLockReadGuard<'a, T> {
     id: ObjId,
-    data: Ref<'a, T>,
+    data: std::sync::RwLockReadGuard<'a, T>,
 }
 
 impl<T> Deref for RwLockReadGuard<'_, T> {
@@ -86,7 +97,7 @@ impl<T> Drop for RwLockReadGuard<'_, T> {
 
 pub struct RwLockWriteGuard<'a, T> {
     id: ObjId,
-    data: RefMut<'a, T>,
+    data: std::sync::RwLockWriteGuard<'a, T>,
     /// Reports the contents as the guard leaves them (value-state search).
     report: fn(ObjId, &T),
 }

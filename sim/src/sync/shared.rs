@@ -2,10 +2,15 @@
 //! another between awaits). Accessing it is not a scheduling point, but it is recorded as a read
 //! or a write, so partial-order reduction never treats two steps that touch it as independent.
 //! Model state that only one task touches can stay in a `RefCell`.
+//!
+//! The value sits in a `std::sync::Mutex` (never contended: one thread runs a simulation), so
+//! a `Shared<T>` is `Send + Sync` when `T: Send`, and the primitives built on it can be as
+//! well. The lock is held only for the closure given to `with`/`with_mut`, never across a
+//! scheduling point.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::hash::Hash;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use crate::rt::access::AccessKind;
 use crate::rt::op::ObjState;
@@ -13,7 +18,22 @@ use crate::rt::{report_value, with_exec, ObjId};
 
 pub struct Shared<T> {
     id: ObjId,
-    value: RefCell<T>,
+    value: Mutex<T>,
+}
+
+impl<T> Shared<T> {
+    /// The value, locked. Taking it again before the guard is dropped (a closure given to
+    /// `with` that reaches the same `Shared`) is a bug, reported as a panic as a `RefCell`
+    /// would, never a deadlock.
+    fn lock(&self) -> MutexGuard<'_, T> {
+        match self.value.try_lock() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                panic!("a braid Shared value was accessed while already in use")
+            }
+        }
+    }
 }
 
 impl<T: Hash> Shared<T> {
@@ -22,7 +42,7 @@ impl<T: Hash> Shared<T> {
         report_value(id, &value);
         Shared {
             id,
-            value: RefCell::new(value),
+            value: Mutex::new(value),
         }
     }
 
@@ -45,7 +65,7 @@ impl<T: Hash> Shared<T> {
             ex.access(self.id, AccessKind::Read);
             ex.observe_value(self.id);
         });
-        f(&self.value.borrow())
+        f(&self.lock())
     }
 
     /// Changes the value.
@@ -54,8 +74,9 @@ impl<T: Hash> Shared<T> {
             ex.access(self.id, AccessKind::Write);
             ex.observe_value(self.id);
         });
-        let result = f(&mut self.value.borrow_mut());
-        report_value(self.id, &*self.value.borrow());
+        let mut value = self.lock();
+        let result = f(&mut value);
+        report_value(self.id, &*value);
         result
     }
 }

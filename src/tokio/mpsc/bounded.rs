@@ -2,7 +2,7 @@
 //! (back-pressure), `reserve` holds one before the message exists.
 
 use std::fmt;
-use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::chan::{Chan, ClosedWait};
@@ -33,13 +33,13 @@ use crate::tokio::semaphore::{Semaphore, TryAcquireError};
 /// ```
 pub fn channel<T>(buffer: usize) -> (Sender<T>, Receiver<T>) {
     assert!(buffer > 0, "mpsc bounded channel requires buffer > 0");
-    let chan = Rc::new(Chan::new(Some(buffer)));
+    let chan = Arc::new(Chan::new(Some(buffer)));
     (Sender { chan: chan.clone() }, Receiver { chan })
 }
 
 /// The sending half (clone it for more senders).
 pub struct Sender<T> {
-    chan: Rc<Chan<T>>,
+    chan: Arc<Chan<T>>,
 }
 
 impl<T> Sender<T> {
@@ -135,7 +135,7 @@ impl<T> Sender<T> {
 
     /// Whether both send on the same channel.
     pub fn same_channel(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.chan, &other.chan)
+        Arc::ptr_eq(&self.chan, &other.chan)
     }
 }
 
@@ -221,7 +221,7 @@ impl<T> Drop for OwnedPermit<T> {
 
 /// The receiving half.
 pub struct Receiver<T> {
-    chan: Rc<Chan<T>>,
+    chan: Arc<Chan<T>>,
 }
 
 impl<T> Receiver<T> {

@@ -1,7 +1,7 @@
 //! The unbounded channel: `send` is synchronous and never waits.
 
 use std::fmt;
-use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::chan::{Chan, ClosedWait};
@@ -28,7 +28,7 @@ use super::error::{SendError, TryRecvError};
 /// .assert_holds();
 /// ```
 pub fn unbounded_channel<T>() -> (UnboundedSender<T>, UnboundedReceiver<T>) {
-    let chan = Rc::new(Chan::new(None));
+    let chan = Arc::new(Chan::new(None));
     (
         UnboundedSender { chan: chan.clone() },
         UnboundedReceiver { chan },
@@ -37,7 +37,7 @@ pub fn unbounded_channel<T>() -> (UnboundedSender<T>, UnboundedReceiver<T>) {
 
 /// The sending half (clone it for more senders).
 pub struct UnboundedSender<T> {
-    chan: Rc<Chan<T>>,
+    chan: Arc<Chan<T>>,
 }
 
 impl<T> UnboundedSender<T> {
@@ -65,7 +65,7 @@ impl<T> UnboundedSender<T> {
 
     /// Whether both send on the same channel.
     pub fn same_channel(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.chan, &other.chan)
+        Arc::ptr_eq(&self.chan, &other.chan)
     }
 }
 
@@ -92,7 +92,7 @@ impl<T> fmt::Debug for UnboundedSender<T> {
 
 /// The receiving half.
 pub struct UnboundedReceiver<T> {
-    chan: Rc<Chan<T>>,
+    chan: Arc<Chan<T>>,
 }
 
 impl<T> UnboundedReceiver<T> {

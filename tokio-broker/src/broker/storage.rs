@@ -5,17 +5,16 @@
 use std::future::Future;
 use std::sync::Mutex;
 
-use super::super::{MaybeSend, MaybeSync};
 use super::{rt, Msg};
 
 /// What the client handler needs from the broker's storage.
-pub trait SessionStore: MaybeSend + MaybeSync + 'static {
+pub trait SessionStore: Send + Sync + 'static {
     /// The messages persisted in flight for the client, in the order they were first sent.
-    fn load_persisted_inflight(&self) -> impl Future<Output = Vec<Msg>> + MaybeSend;
+    fn load_persisted_inflight(&self) -> impl Future<Output = Vec<Msg>> + Send;
     /// Persists a message as in flight (before it goes on the wire).
-    fn persist_inflight(&self, msg: Msg) -> impl Future<Output = ()> + MaybeSend;
+    fn persist_inflight(&self, msg: Msg) -> impl Future<Output = ()> + Send;
     /// Forgets a message once the client has acknowledged it (or bind has re-queued it).
-    fn remove_inflight(&self, packet_id: u16) -> impl Future<Output = ()> + MaybeSend;
+    fn remove_inflight(&self, packet_id: u16) -> impl Future<Output = ()> + Send;
 }
 
 /// Storage in memory, each call one round trip (a yield) long.
