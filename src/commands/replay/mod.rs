@@ -1,0 +1,120 @@
+//! `braid replay`: follow a replay file's decisions, print the trace, and say whether the
+//! recorded violation reproduced. Exit 1 if it violates, 0 if it holds, 2 on bad input or drift.
+//!
+//! In order: the outputs are checked writable, the file is loaded and its run replayed, the run
+//! is held to what the file recorded (`drift`), the pictures are written, and the run is printed
+//! (`print`).
+
+mod drift;
+mod print;
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use sim::render::{self, Caption};
+use sim::replay_file::{check_target, write_atomic, ReplayFile};
+use sim::strategy::Replay;
+use sim::trace::Trace;
+use sim::{run_once, RunConfig, RunResult};
+
+use crate::cli::ReplayArgs;
+use crate::Verdict;
+
+/// A replay file's run, and whether it reproduced the violation the file recorded.
+struct Replayed {
+    file: ReplayFile,
+    /// The file's path, as messages name it.
+    path: String,
+    result: RunResult,
+    trace: Trace,
+    reproduced: bool,
+}
+
+pub fn run(args: &ReplayArgs) -> Result<Verdict> {
+    // An output braid may not write is bad input, said before anything runs.
+    for out in args.svg.iter().chain(&args.html) {
+        check_target(out).with_context(|| format!("writing {}", out.display()))?;
+    }
+    let file = ReplayFile::load(&args.file)?;
+    if file.model == super::cargo_test::TEST_MODEL {
+        return super::cargo_test::replay(&file, &args.file);
+    }
+    let replayed = replay(file, &args.file)?;
+    let title = title(&replayed.file);
+    let caption = caption(&title, &replayed);
+    write_pictures(args, &replayed.trace, &caption)?;
+    print::print(args, &replayed, &caption)?;
+    // 0: the recorded outcome reproduced exactly; 1: it did not.
+    Ok(if replayed.reproduced {
+        Verdict::Clean
+    } else {
+        Verdict::Violation
+    })
+}
+
+/// Run the file's decisions strictly, with a trace, and check the run against the recording.
+fn replay(file: ReplayFile, path: &Path) -> Result<Replayed> {
+    let path = path.display().to_string();
+    let model = models::registry::build_mutant(
+        &file.model,
+        &file.variant,
+        &file.params,
+        file.mutant.as_deref(),
+    )
+    .with_context(|| path.clone())?;
+    let config = RunConfig {
+        max_steps: file.max_steps,
+        trace: true,
+        record_accesses: false,
+    };
+    let replay =
+        Box::new(Replay::strict(file.decisions.clone()).watching_states(model.state_visible()));
+    let (result, _) = run_once(model.as_ref(), replay, file.found.run, &config);
+    let trace = result.trace.clone().unwrap_or_default();
+    let reproduced = drift::reproduced(&file, &result, &path)?;
+    Ok(Replayed {
+        file,
+        path,
+        result,
+        trace,
+        reproduced,
+    })
+}
+
+/// The SVG and HTML pictures asked for.
+fn write_pictures(args: &ReplayArgs, trace: &Trace, caption: &Caption<'_>) -> Result<()> {
+    if let Some(out) = &args.svg {
+        write_atomic(out, render::svg(trace, caption).as_bytes())
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    if let Some(out) = &args.html {
+        write_atomic(out, render::html(trace, caption).as_bytes())
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    Ok(())
+}
+
+/// "scenario (model/variant)", with the guard a mutant knocks out.
+fn title(file: &ReplayFile) -> String {
+    format!(
+        "{} ({}/{}{})",
+        file.scenario,
+        file.model,
+        file.variant,
+        file.mutant
+            .as_deref()
+            .map(|g| format!(" without {g}"))
+            .unwrap_or_default()
+    )
+}
+
+/// A picture's caption: the title, and the violation the run ended in, if any.
+fn caption<'a>(title: &'a str, replayed: &'a Replayed) -> Caption<'a> {
+    Caption {
+        title,
+        verdict: replayed
+            .result
+            .violation()
+            .map(|v| (v.invariant.as_str(), v.message.as_str())),
+    }
+}
