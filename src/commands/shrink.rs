@@ -1,64 +1,95 @@
-//! `braid shrink`: minimise an existing replay file's schedule, in place.
+//! `braid shrink`: minimise an existing replay file's schedule, in place. In order: the file's
+//! run is replayed and must reproduce what it recorded, the schedule is shrunk, the before and
+//! after are printed, and the file is rewritten with the shrunk schedule.
 
 use anyhow::{bail, Context, Result};
 use sim::replay_file::{digest_hex, DigestCheck, ReplayFile, ShrunkFrom, FORMAT_VERSION};
-use sim::shrink::shrink_with;
+use sim::shrink::{shrink_with, Shrunk};
 use sim::strategy::Replay;
-use sim::{run_once, RunConfig, RunOutcome};
+use sim::{run_once, Model, RunConfig, RunOutcome, RunResult, Violation};
 
 use crate::cli::ShrinkArgs;
 use crate::Verdict;
 
 pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
     let mut file = ReplayFile::load(&args.file)?;
-    let path = args.file.display();
+    let path = args.file.display().to_string();
     let model = models::registry::build_mutant(
         &file.model,
         &file.variant,
         &file.params,
         file.mutant.as_deref(),
     )
-    .with_context(|| format!("{path}"))?;
+    .with_context(|| path.clone())?;
     let config = RunConfig {
         max_steps: file.max_steps,
         trace: false,
         record_accesses: false,
     };
+    let found = replay(model.as_ref(), &file, &config);
+    check_reproduces(&file, &found, &path)?;
+    let options = args.shrink.options().map_err(anyhow::Error::msg)?;
+    let shrunk = shrink_with(model.as_ref(), &found, &config, options);
+    print_summary(&path, &found, &shrunk);
+    rewrite(&mut file, &found, shrunk);
+    file.write_atomic(&args.file)
+        .with_context(|| format!("writing {path}"))?;
+    Ok(Verdict::Clean)
+}
+
+/// The file's run, its decisions followed strictly.
+fn replay(model: &dyn Model, file: &ReplayFile, config: &RunConfig) -> RunResult {
     let replay =
         Box::new(Replay::strict(file.decisions.clone()).watching_states(model.state_visible()));
-    let (found, _) = run_once(model.as_ref(), replay, file.found.run, &config);
+    run_once(model, replay, file.found.run, config).0
+}
+
+/// The run must break the recorded invariant as recorded: a drifted file is not shrunk.
+fn check_reproduces(file: &ReplayFile, found: &RunResult, path: &str) -> Result<()> {
     match &found.outcome {
         RunOutcome::Diverged(d) => bail!("{path}: the model drifted: {d}"),
         RunOutcome::Violation(v) if v.invariant == file.violation.invariant => {
-            // A file `replay` and `ci` reject as drifted is not silently rewritten here: the
-            // schedule it holds no longer tells the story it recorded. (A format 1 file, whose
-            // digest this braid does not compute, is what `shrink` upgrades.)
-            if let DigestCheck::Drifted { replayed, recorded } = file.check_digest(found.digest) {
-                bail!(
-                    "{path}: the model drifted: same violation, but the trace digest is {replayed}, \
-                     recorded {recorded}; re-record it with `braid explore`"
-                );
-            }
-            if v.message != file.violation.message || v.step != file.violation.step {
-                bail!(
-                    "{path}: the model drifted: {} now at step {} with \"{}\", recorded at step {} \
-                     with \"{}\"; re-record it with `braid explore`",
-                    v.invariant,
-                    v.step,
-                    v.message,
-                    file.violation.step,
-                    file.violation.message
-                );
-            }
+            check_not_drifted(file, found, v, path)
         }
         _ => bail!(
             "{path}: the recorded violation {} no longer reproduces; nothing to shrink",
             file.violation.invariant
         ),
     }
-    let options = args.shrink.options().map_err(anyhow::Error::msg)?;
-    let shrunk = shrink_with(model.as_ref(), &found, &config, options);
-    let run = shrunk.run;
+}
+
+/// A file `replay` and `ci` reject as drifted is not silently rewritten here: the schedule it
+/// holds no longer tells the story it recorded. (A format 1 file, whose digest this braid does
+/// not compute, is what `shrink` upgrades.)
+fn check_not_drifted(
+    file: &ReplayFile,
+    found: &RunResult,
+    v: &Violation,
+    path: &str,
+) -> Result<()> {
+    if let DigestCheck::Drifted { replayed, recorded } = file.check_digest(found.digest) {
+        bail!(
+            "{path}: the model drifted: same violation, but the trace digest is {replayed}, \
+             recorded {recorded}; re-record it with `braid explore`"
+        );
+    }
+    if v.message != file.violation.message || v.step != file.violation.step {
+        bail!(
+            "{path}: the model drifted: {} now at step {} with \"{}\", recorded at step {} \
+             with \"{}\"; re-record it with `braid explore`",
+            v.invariant,
+            v.step,
+            v.message,
+            file.violation.step,
+            file.violation.message
+        );
+    }
+    Ok(())
+}
+
+/// "FILE: 40 steps, 6 preemptions -> 22 steps, 2 preemptions, minimum (...)".
+fn print_summary(path: &str, found: &RunResult, shrunk: &Shrunk) {
+    let run = &shrunk.run;
     println!(
         "{path}: {} steps, {} preemptions -> {} steps, {} preemptions, {}{} ({} guided runs, {} DFS runs)",
         found.steps,
@@ -74,6 +105,11 @@ pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
         shrunk.attempts,
         shrunk.dfs_runs
     );
+}
+
+/// The file with the shrunk schedule, keeping the size it was first found at.
+fn rewrite(file: &mut ReplayFile, found: &RunResult, shrunk: Shrunk) {
+    let run = shrunk.run;
     file.shrunk_from.get_or_insert(ShrunkFrom {
         steps: found.steps,
         preemptions: found.preemptions,
@@ -89,7 +125,4 @@ pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
     file.format = FORMAT_VERSION;
     file.digest = digest_hex(run.digest);
     file.decisions = run.decisions();
-    file.write_atomic(&args.file)
-        .with_context(|| format!("writing {path}"))?;
-    Ok(Verdict::Clean)
 }
