@@ -24,36 +24,89 @@ fn text(s: &str) -> String {
     out
 }
 
-pub fn mermaid(trace: &Trace, caption: &Caption<'_>) -> String {
-    let lanes = Lanes::of(trace);
-    let id = |lane: usize| format!("L{lane}");
-    let mut out = String::from("sequenceDiagram\n");
-    let _ = writeln!(out, "    title {}", text(caption.title));
-    for (i, t) in lanes.tasks.iter().enumerate() {
-        let _ = writeln!(out, "    participant {} as {}", id(i), text(t));
+/// What drawing a run needs at hand: its lanes and the model's marks, each lane's participant
+/// id made of `prefix` and its index.
+struct Diagram<'t> {
+    trace: &'t Trace,
+    lanes: Lanes,
+    a: Annotations,
+    prefix: char,
+}
+
+impl<'t> Diagram<'t> {
+    fn of(trace: &'t Trace, prefix: char) -> Diagram<'t> {
+        Diagram {
+            trace,
+            lanes: Lanes::of(trace),
+            a: Annotations::of(trace),
+            prefix,
+        }
     }
-    for (i, o) in lanes.objects.iter().enumerate() {
+
+    fn id(&self, lane: usize) -> String {
+        format!("{}{lane}", self.prefix)
+    }
+
+    fn task_id(&self, task: &str) -> String {
+        self.id(self.lanes.task(task))
+    }
+
+    /// The title and a participant per task.
+    fn header(&self, caption: &Caption<'_>) -> String {
+        let mut out = String::from("sequenceDiagram\n");
+        let _ = writeln!(out, "    title {}", text(caption.title));
+        for (i, t) in self.lanes.tasks.iter().enumerate() {
+            let _ = writeln!(out, "    participant {} as {}", self.id(i), text(t));
+        }
+        out
+    }
+
+    fn phases_at(&self, out: &mut String, line: usize) {
+        phases_at(out, &self.a, line, &|t| self.task_id(t));
+    }
+}
+
+pub fn mermaid(trace: &Trace, caption: &Caption<'_>) -> String {
+    let d = Diagram::of(trace, 'L');
+    let mut out = d.header(caption);
+    for (i, o) in d.lanes.objects.iter().enumerate() {
         let _ = writeln!(
             out,
             "    participant {} as {}",
-            id(lanes.tasks.len() + i),
+            d.id(d.lanes.tasks.len() + i),
             text(o)
         );
     }
-    let a = Annotations::of(trace);
-    let about = a.about_rows();
-    let task_id = |t: &str| id(lanes.task(t));
-    let phase_marks = |out: &mut String, row: Option<usize>| {
-        let lines = (0..trace.lines.len()).filter(|&l| a.row_of[l] == row);
-        for line in lines {
-            phases_at(out, &a, line, &task_id);
-        }
-    };
-    phase_marks(&mut out, None);
+    let about = d.a.about_rows();
+    d.phase_marks(&mut out, None);
     for (i, row) in rows(trace).into_iter().enumerate() {
-        if about.contains(&i) {
+        let about = about.contains(&i);
+        if about {
             let _ = writeln!(out, "    {ABOUT}");
         }
+        d.row(&mut out, i, row, about);
+        if about {
+            let _ = writeln!(out, "    end");
+        }
+        d.phase_marks(&mut out, Some(i));
+    }
+    close_open_phases(&mut out, &d.a);
+    d.waits(&mut out);
+    out
+}
+
+/// The full diagram: a lane per task and per object, every row drawn.
+impl Diagram<'_> {
+    /// The phase marks on the lines of `row` (`None`: on the lines before the first row).
+    fn phase_marks(&self, out: &mut String, row: Option<usize>) {
+        let lines = (0..self.trace.lines.len()).filter(|&l| self.a.row_of[l] == row);
+        for line in lines {
+            self.phases_at(out, line);
+        }
+    }
+
+    /// Row `i`, `about` when it is one of the violation's frames.
+    fn row(&self, out: &mut String, i: usize, row: Row<'_>, about: bool) {
         let steps = row.steps().unwrap_or_default();
         let (line, times) = match row {
             Row::Line(line) => (line, 1),
@@ -68,79 +121,96 @@ pub fn mermaid(trace: &Trace, caption: &Caption<'_>) -> String {
                 preempted,
                 ..
             } => {
-                let from = id(lanes.task(task));
                 let mut label = step_label(op, object.as_deref(), effect.as_deref());
                 if times > 1 {
                     label = format!("{label} x{times}");
                 }
-                for link in a.links_to(i) {
+                for link in self.a.links_to(i) {
                     label.push_str(&enqueued_at(link, &label));
                 }
-                let label = text(&format!(
-                    "{steps}: {label}{}",
-                    frame_tag(about.contains(&i))
-                ));
-                if *preempted {
-                    let _ = writeln!(out, "    rect rgb(255, 228, 181)");
-                    let _ = writeln!(out, "    Note over {from}: preempts the running task");
-                }
-                match object {
-                    Some(o) => {
-                        let _ = writeln!(out, "    {from}->>{}: {label}", id(lanes.object(o)));
-                    }
-                    None => {
-                        let _ = writeln!(out, "    Note over {from}: {label}");
-                    }
-                }
-                if *preempted {
-                    let _ = writeln!(out, "    end");
-                }
+                let label = text(&format!("{steps}: {label}{}", frame_tag(about)));
+                self.step(out, task, object.as_deref(), *preempted, &label);
             }
-            TraceLine::Event { task, text: t, .. } => {
-                let mut note = t.clone();
-                for link in a.links_to(i) {
-                    note.push_str(&enqueued_at(link, t));
-                }
+            TraceLine::Event { task, text: t, .. } => self.event(out, i, task, t, about),
+            TraceLine::Mark { .. } => {}
+            TraceLine::End { step, text: t } => self.end(out, *step, t),
+        }
+    }
+
+    /// A step: an arrow to its object (a note, if it has none), boxed when it preempts.
+    fn step(
+        &self,
+        out: &mut String,
+        task: &str,
+        object: Option<&str>,
+        preempted: bool,
+        label: &str,
+    ) {
+        let from = self.task_id(task);
+        if preempted {
+            let _ = writeln!(out, "    rect rgb(255, 228, 181)");
+            let _ = writeln!(out, "    Note over {from}: preempts the running task");
+        }
+        match object {
+            Some(o) => {
                 let _ = writeln!(
                     out,
-                    "    Note right of {}: {}{}",
-                    id(lanes.task(task)),
-                    text(&note),
-                    frame_tag(about.contains(&i))
+                    "    {from}->>{}: {label}",
+                    self.id(self.lanes.object(o))
                 );
             }
-            TraceLine::Mark { .. } => {}
-            TraceLine::End { step, text: t } => {
-                let first = id(0);
-                let last = id(lanes.count().saturating_sub(1));
-                let _ = writeln!(out, "    rect rgb(255, 200, 200)");
-                let _ = writeln!(out, "    Note over {first},{last}: {step}: {}", text(t));
-                let _ = writeln!(out, "    end");
+            None => {
+                let _ = writeln!(out, "    Note over {from}: {label}");
             }
         }
-        if about.contains(&i) {
+        if preempted {
             let _ = writeln!(out, "    end");
         }
-        phase_marks(&mut out, Some(i));
     }
-    close_open_phases(&mut out, &a);
-    for wait in &trace.wait_for {
-        let from = id(lanes.task(&wait.task));
-        match &wait.object {
-            Some(o) => {
-                let object = id(lanes.object(o));
-                let _ = writeln!(out, "    {from}--x{object}: waits: {}", text(&wait.what()));
-                for holder in &wait.holders {
-                    let holder = id(lanes.task(holder));
-                    let _ = writeln!(out, "    {object}-->>{holder}: held by");
+
+    /// A model event, in a note right of its task, with where its message was enqueued.
+    fn event(&self, out: &mut String, i: usize, task: &str, t: &str, about: bool) {
+        let mut note = t.to_string();
+        for link in self.a.links_to(i) {
+            note.push_str(&enqueued_at(link, t));
+        }
+        let _ = writeln!(
+            out,
+            "    Note right of {}: {}{}",
+            self.task_id(task),
+            text(&note),
+            frame_tag(about)
+        );
+    }
+
+    /// The end of the run, in red across every lane.
+    fn end(&self, out: &mut String, step: usize, t: &str) {
+        let first = self.id(0);
+        let last = self.id(self.lanes.count().saturating_sub(1));
+        let _ = writeln!(out, "    rect rgb(255, 200, 200)");
+        let _ = writeln!(out, "    Note over {first},{last}: {step}: {}", text(t));
+        let _ = writeln!(out, "    end");
+    }
+
+    /// A deadlock's waits: a crossed arrow to the object, and from it to whoever holds it.
+    fn waits(&self, out: &mut String) {
+        for wait in &self.trace.wait_for {
+            let from = self.task_id(&wait.task);
+            match &wait.object {
+                Some(o) => {
+                    let object = self.id(self.lanes.object(o));
+                    let _ = writeln!(out, "    {from}--x{object}: waits: {}", text(&wait.what()));
+                    for holder in &wait.holders {
+                        let holder = self.task_id(holder);
+                        let _ = writeln!(out, "    {object}-->>{holder}: held by");
+                    }
                 }
-            }
-            None => {
-                let _ = writeln!(out, "    Note over {from}: waits: {}", text(&wait.what()));
+                None => {
+                    let _ = writeln!(out, "    Note over {from}: waits: {}", text(&wait.what()));
+                }
             }
         }
     }
-    out
 }
 
 /// The phase marks on `line`: a nesting phase opens or closes its `rect`, with a note.
@@ -202,101 +272,92 @@ fn frame_tag(about: bool) -> &'static str {
 /// lane per lock, channel or atomic), the model's events in their task's lane, the preempting
 /// steps and the end of the run.
 pub fn mermaid_compact(trace: &Trace, caption: &Caption<'_>) -> String {
-    let lanes = Lanes::of(trace);
-    let id = |lane: usize| format!("T{lane}");
-    let mut out = String::from("sequenceDiagram\n");
-    let _ = writeln!(out, "    title {}", text(caption.title));
-    for (i, t) in lanes.tasks.iter().enumerate() {
-        let _ = writeln!(out, "    participant {} as {}", id(i), text(t));
-    }
-    let a = Annotations::of(trace);
-    let task_id = |t: &str| id(lanes.task(t));
+    let d = Diagram::of(trace, 'T');
+    let mut out = d.header(caption);
     for (j, line) in trace.lines.iter().enumerate() {
-        let about = a.about.contains(&j);
+        let about = d.a.about.contains(&j);
         if about {
             let _ = writeln!(out, "    {ABOUT}");
         }
+        d.compact_line(&mut out, j, line, about);
+        if about {
+            let _ = writeln!(out, "    end");
+        }
+    }
+    close_open_phases(&mut out, &d.a);
+    d.compact_waits(&mut out);
+    out
+}
+
+/// The compact diagram: a lane per task, only what explains the run drawn.
+impl Diagram<'_> {
+    /// Line `j`, `about` when it is one of the violation's frames.
+    fn compact_line(&self, out: &mut String, j: usize, line: &TraceLine, about: bool) {
         match line {
             TraceLine::Step {
                 step,
                 task,
                 op,
                 effect,
-                preempted: true,
+                preempted,
                 ..
             } => {
+                // A step is drawn only when it preempts: a frame's step needs its note.
                 // No object lanes here: the operation keeps its object's name.
-                let label = step_label(op, None, effect.as_deref());
-                let _ = writeln!(out, "    rect rgb(255, 228, 181)");
-                let _ = writeln!(
-                    out,
-                    "    Note over {}: {step}* preempts: {}",
-                    id(lanes.task(task)),
-                    text(&label)
-                );
-                let _ = writeln!(out, "    end");
-            }
-            TraceLine::Step {
-                step,
-                task,
-                op,
-                effect,
-                ..
-            } => {
-                if about {
-                    // A step is drawn only when it preempts: a frame's step needs its note.
-                    let label = step_label(op, None, effect.as_deref());
+                let label = text(&step_label(op, None, effect.as_deref()));
+                let task = self.task_id(task);
+                if *preempted {
+                    let _ = writeln!(out, "    rect rgb(255, 228, 181)");
+                    let _ = writeln!(out, "    Note over {task}: {step}* preempts: {label}");
+                    let _ = writeln!(out, "    end");
+                } else if about {
                     let _ = writeln!(
                         out,
-                        "    Note over {}: {step}: {}{}",
-                        task_id(task),
-                        text(&label),
+                        "    Note over {task}: {step}: {label}{}",
                         frame_tag(true)
                     );
                 }
             }
             TraceLine::Event { task, text: t, .. } => {
                 let mut note = t.clone();
-                for link in a.links.iter().filter(|l| l.wire_event == Some(j)) {
+                for link in self.a.links.iter().filter(|l| l.wire_event == Some(j)) {
                     note.push_str(&enqueued_at(link, t));
                 }
                 let _ = writeln!(
                     out,
                     "    Note over {}: {}{}",
-                    id(lanes.task(task)),
+                    self.task_id(task),
                     text(&note),
                     frame_tag(about)
                 );
             }
-            TraceLine::Mark { .. } => phases_at(&mut out, &a, j, &task_id),
+            TraceLine::Mark { .. } => self.phases_at(out, j),
             TraceLine::End { step, text: t } => {
-                let last = id(lanes.tasks.len().saturating_sub(1));
+                let last = self.id(self.lanes.tasks.len().saturating_sub(1));
                 let _ = writeln!(out, "    rect rgb(255, 200, 200)");
                 let _ = writeln!(out, "    Note over T0,{last}: {step}: {}", text(t));
                 let _ = writeln!(out, "    end");
             }
         }
-        if about {
-            let _ = writeln!(out, "    end");
+    }
+
+    /// No object lanes: a wait points at the task that holds what it waits on, if any.
+    fn compact_waits(&self, out: &mut String) {
+        for wait in &self.trace.wait_for {
+            let from = self.task_id(&wait.task);
+            match wait.holders.first() {
+                Some(holder) => {
+                    let _ = writeln!(
+                        out,
+                        "    {from}--x{}: waits: {}",
+                        self.task_id(holder),
+                        text(&wait.what())
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "    Note over {from}: waits: {}", text(&wait.what()));
+                }
+            }
         }
     }
-    close_open_phases(&mut out, &a);
-    // No object lanes: a wait points at the task that holds what it waits on, if any.
-    for wait in &trace.wait_for {
-        let from = task_id(&wait.task);
-        match wait.holders.first() {
-            Some(holder) => {
-                let _ = writeln!(
-                    out,
-                    "    {from}--x{}: waits: {}",
-                    task_id(holder),
-                    text(&wait.what())
-                );
-            }
-            None => {
-                let _ = writeln!(out, "    Note over {from}: waits: {}", text(&wait.what()));
-            }
-        }
-    }
-    out
 }
