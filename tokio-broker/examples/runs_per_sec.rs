@@ -53,12 +53,14 @@ fn main() {
         "{:<14} {:<7} {:<22} {:>12} {:>12} {:>7} {:>7}",
         "variant", "grain", "size", "tokio-shaped", "model", "steps", "steps"
     );
-    // bound-first holds, so every run goes to its end in both. (Exploring bind-race 2x2 here,
-    // without stopping at the first failure, aborted: "panic in a destructor during cleanup"
-    // after a failing run of the stackful tokio-shaped code; an engine issue to look at.)
+    // bound-first holds, so every run goes to its end in both. 2x1 w1 inflight1 is the size of
+    // the peers broker (`cargo run --release -p peers -- --only broker --throughput`), which
+    // shuttle runs too.
     for variant in [Variant::BoundFirst] {
         for grain in [Grain::Access, Grain::Await] {
-            for (publishers, messages, window, inflight) in [(1, 1, 1, 1), (2, 2, 2, 2)] {
+            for (publishers, messages, window, inflight) in
+                [(1, 1, 1, 1), (2, 1, 1, 1), (2, 2, 2, 2)]
+            {
                 let mut config = Config::new(variant);
                 config.window = window;
                 let tokio_shaped = TokioShaped {
