@@ -67,6 +67,17 @@ pub trait Model: Send + Sync {
     fn crashes(&self) -> usize {
         0
     }
+
+    /// Whether each poll of its tasks reaches at most one scheduling point and never drops a
+    /// point it is waiting on: every task is one chain of awaits (a `select!` written as a
+    /// `choose`, no `join!`, no `timeout`). Such a task can park right at its point and, when
+    /// picked again at once, go on inside the same poll (loom's and shuttle's way), which is
+    /// the same schedule as parking once the poll has returned, at less cost per step. A
+    /// breach is caught: a second point in a poll after a park, or a parked point dropped,
+    /// panics naming this declaration. Ignored for stackful tasks and runs that may crash.
+    fn one_point_per_poll(&self) -> bool {
+        false
+    }
 }
 
 /// Judges the end state of a run (invariants also judge events as they happen, in `History`).
@@ -104,5 +115,9 @@ impl Model for AtGrain<'_> {
 
     fn crashes(&self) -> usize {
         self.model.crashes()
+    }
+
+    fn one_point_per_poll(&self) -> bool {
+        self.model.one_point_per_poll()
     }
 }

@@ -129,6 +129,8 @@ pub fn run_once(
     )));
     exec.borrow_mut().stackful = model.stackful_tasks();
     exec.borrow_mut().crashes_left = model.crashes();
+    exec.borrow_mut().eager_points =
+        model.one_point_per_poll() && !model.stackful_tasks() && model.crashes() == 0;
     let guard = rt::enter(exec.clone());
     simulate(model, run);
     drop(guard);

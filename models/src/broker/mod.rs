@@ -162,6 +162,12 @@ impl Model for Broker {
 
     /// Tasks share only the clients lock, the queue (mutex, atomics, Shared ghost length), the
     /// storage (Shared), channels, the wake notify and the history.
+    /// Each task is one chain of awaits (its `select!` is a `choose`): it may park right at
+    /// its point.
+    fn one_point_per_poll(&self) -> bool {
+        true
+    }
+
     fn reduction_safe(&self) -> bool {
         true
     }

@@ -112,6 +112,12 @@ impl PubSubModel {
 impl Model for PubSubModel {
     /// Refcounts, subscriptions, the reconcile flag and retained sets are recorded `Shared`
     /// cells; the rest goes through locks and channels.
+    /// Each task is one chain of awaits (its `select!` is a `choose`): it may park right at
+    /// its point.
+    fn one_point_per_poll(&self) -> bool {
+        true
+    }
+
     fn reduction_safe(&self) -> bool {
         true
     }

@@ -172,6 +172,12 @@ impl Model for Relay {
     /// Tasks share the subscription map, gauge and connection map only under the lifecycle
     /// lock; everything read without it (registry, fan-out index, closed flag, cancellation,
     /// pending work, the pubsub layer) is in recorded `Shared` cells, channels or locks.
+    /// Each task is one chain of awaits (its `select!` is a `choose`): it may park right at
+    /// its point.
+    fn one_point_per_poll(&self) -> bool {
+        true
+    }
+
     fn reduction_safe(&self) -> bool {
         true
     }

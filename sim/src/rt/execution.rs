@@ -104,6 +104,10 @@ pub(crate) struct Execution {
     tokens: u64,
     /// Tasks run on stacks of their own (`Model::stackful_tasks`).
     pub stackful: bool,
+    /// A point parks where it is reached (`Model::one_point_per_poll`), not once its poll has
+    /// returned; and whether the running task has so parked in its current slice.
+    pub eager_points: bool,
+    pub parked_in_slice: bool,
     /// Nodes (name, object), the crashes the run may still decide, and the tasks the last
     /// crash killed (see `node`).
     nodes: Vec<(String, ObjId)>,
@@ -158,6 +162,8 @@ impl Execution {
             request: None,
             tokens: 0,
             stackful: false,
+            eager_points: false,
+            parked_in_slice: false,
             nodes: Vec::new(),
             crashes_left: 0,
             victims: Vec::new(),
@@ -258,6 +264,12 @@ impl Execution {
             self.objects[obj.0].state,
             ObjState::Mutex { owner: Some(_) }
         )
+    }
+
+    /// A fresh request token, for a point that parks where it is reached.
+    pub(crate) fn next_token(&mut self) -> u64 {
+        self.tokens += 1;
+        self.tokens
     }
 
     /// A point dropped before its task parked on it: its request goes.

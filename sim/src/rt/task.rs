@@ -155,16 +155,61 @@ impl Future for Point {
                 self.token = None;
                 return Poll::Ready(task.choice);
             }
+            if ex.eager_points {
+                return park_here(ex, me, op, &mut self.token);
+            }
             self.token = ex.request(op);
             Poll::Pending
         })
     }
 }
 
+/// Parks the running task at its point, for a model whose polls reach one point each
+/// (`Model::one_point_per_poll`): picked again at once, it goes on in this same poll. The same
+/// decision, at the same state, as `after_slice` makes once the poll has returned.
+fn park_here(ex: &mut Execution, me: TaskId, op: Op, token: &mut Option<u64>) -> Poll<usize> {
+    assert!(
+        !ex.parked_in_slice,
+        "task {} reached a second scheduling point ({op:?}) in a poll after parking: the model \
+         declares Model::one_point_per_poll, which this task breaks (a join! or select! polls \
+         several futures in one poll)",
+        ex.tasks[me.0].name
+    );
+    let t = ex.next_token();
+    ex.tasks[me.0].parked_token = Some(t);
+    ex.park_current(op);
+    if ex.current == Some(me) && ex.tasks[me.0].take_grant() {
+        let task = &mut ex.tasks[me.0];
+        task.parked_token = None;
+        return Poll::Ready(task.choice);
+    }
+    ex.parked_in_slice = true;
+    *token = Some(t);
+    Poll::Pending
+}
+
 impl Drop for Point {
     fn drop(&mut self) {
         if let Some(token) = self.token {
-            super::try_with_exec(|ex| ex.withdraw(token));
+            super::try_with_exec(|ex| {
+                // Under eager points a point holds a token only while its task is parked on
+                // it, so this search runs only for a breach (or as the run ends).
+                if ex.eager_points && !ex.is_over() && !std::thread::panicking() {
+                    let parked = ex
+                        .tasks
+                        .iter()
+                        .find(|t| t.parked_token == Some(token) && !t.killed);
+                    if let Some(task) = parked {
+                        panic!(
+                            "task {} dropped the scheduling point it is parked on: the model \
+                             declares Model::one_point_per_poll, which this task breaks (a \
+                             select! or timeout dropped a future waiting at a point)",
+                            task.name
+                        );
+                    }
+                }
+                ex.withdraw(token)
+            });
         }
     }
 }
@@ -359,10 +404,13 @@ enum Next {
 fn after_slice(ex: &mut Execution, id: TaskId, ran: Ran) -> Next {
     // Every slice ends here, so the next one (of any task) starts with no request.
     let request = ex.request.take();
+    let parked_already = std::mem::take(&mut ex.parked_in_slice);
     if ex.is_over() {
         return Next::Done;
     }
     match ran {
+        // Parked at its point (`park_here`) and another task was picked.
+        Ran::Pending if parked_already => Next::Wait,
         Ran::Pending => match request {
             Some((op, token)) => {
                 ex.tasks[id.0].parked_token = Some(token);
