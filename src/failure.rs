@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 
 use sim::explore::Found;
 use sim::replay_file::{digest_hex, FoundBy, ReplayFile, ShrunkFrom, FORMAT_VERSION};
-use sim::strategy::Replay;
-use sim::{run_once, RunConfig, RunResult};
+use sim::{RunConfig, RunResult};
 
 use crate::settings::Settings;
 use crate::test_model::TestModel;
@@ -274,17 +273,11 @@ pub(crate) fn describe_found(found: &FoundBy) -> String {
 
 /// Follows a replay file's schedule once, with a trace.
 pub(crate) fn traced_replay(model: &TestModel, file: &ReplayFile) -> RunResult {
-    let config = RunConfig {
-        max_steps: file.max_steps,
-        trace: true,
-        record_accesses: false,
-    };
-    let replay = Box::new(Replay::strict(file.decisions.clone()));
     let model = match file.grain {
         Some(grain) => model.clone().with_grain(grain),
         None => model.clone(),
     };
-    run_once(&model, replay, file.found.run, &config).0
+    file.follow(&model, true)
 }
 
 /// A trace to print: whole up to 200 lines, else its first and last 60 (a livelock's runs to

@@ -123,6 +123,16 @@ pub fn guards(model: &str, variant: &str) -> Result<Vec<&'static str>, BuildErro
     }
 }
 
+/// The model a replay file was recorded on (its mutant included).
+pub fn build_recorded(file: &sim::replay_file::ReplayFile) -> Result<Box<dyn Model>, BuildError> {
+    build_mutant(
+        &file.model,
+        &file.variant,
+        &file.params,
+        file.mutant.as_deref(),
+    )
+}
+
 /// Builds `model` in `variant`, with the guard `knock_out` removed when given.
 pub fn build_mutant(
     model: &str,

@@ -17,8 +17,8 @@ use crate::env_overrides::Overrides;
 use crate::explore::{Explorer, Summary};
 use crate::model::Model;
 use crate::replay_file::ReplayFile;
-use crate::run::{run_once, RunConfig, RunOutcome};
-use crate::strategy::{Replay, StrategyKind};
+use crate::run::{RunConfig, RunOutcome};
+use crate::strategy::StrategyKind;
 
 /// What a check found.
 #[derive(Debug)]
@@ -100,15 +100,7 @@ impl Check {
         let check = self.with_env();
         if let Some(path) = &check.replay {
             let file = ReplayFile::load(path).unwrap_or_else(|e| panic!("{e}"));
-            let config = RunConfig {
-                max_steps: file.max_steps,
-                trace: false,
-                record_accesses: false,
-            };
-            let replay = Box::new(
-                Replay::strict(file.decisions.clone()).watching_states(check.model.state_visible()),
-            );
-            let r = run_once(check.model.as_ref(), replay, file.found.run, &config).0;
+            let r = file.follow(check.model.as_ref(), false);
             return match r.outcome {
                 RunOutcome::Violation(v) => Verdict::Violated(vec![(v.invariant, v.message)]),
                 RunOutcome::Diverged(d) => panic!("{}: {d}", path.display()),

@@ -110,6 +110,21 @@ pub fn digest_hex(digest: u64) -> String {
 }
 
 impl ReplayFile {
+    /// Follows the file's decisions strictly on `model`, once, with a trace if asked: what
+    /// `replay`, `shrink`, `ci` and the checks do with a replay file.
+    pub fn follow(&self, model: &dyn crate::Model, trace: bool) -> crate::RunResult {
+        let config = crate::RunConfig {
+            max_steps: self.max_steps,
+            trace,
+            record_accesses: false,
+        };
+        let replay = Box::new(
+            crate::strategy::Replay::strict(self.decisions.clone())
+                .watching_states(model.state_visible()),
+        );
+        crate::run_once(model, replay, self.found.run, &config).0
+    }
+
     pub fn load(path: &Path) -> Result<ReplayFile, ReplayFileError> {
         let text = std::fs::read_to_string(path).map_err(|error| ReplayFileError::Io {
             path: path.to_path_buf(),

@@ -228,6 +228,16 @@ fn breach(model: &dyn Model) -> String {
     found.message.clone()
 }
 
+/// The same model without the declaration: parked lazily, it runs without a violation.
+fn assert_runs_clean_undeclared(model: &dyn Model) {
+    let undeclared = Declared {
+        model,
+        one_point_per_poll: false,
+    };
+    let s = search(&undeclared, StrategyKind::Random, 200);
+    assert!(s.violations.is_empty(), "{}", fingerprint(&s));
+}
+
 #[test]
 fn a_second_point_in_a_poll_breaks_the_declaration_loudly() {
     let message = breach(&TwoPointsInAPoll);
@@ -236,12 +246,7 @@ fn a_second_point_in_a_poll_breaks_the_declaration_loudly() {
         "{message}"
     );
     // Undeclared, the same task runs (its first point is the one it parks on).
-    let undeclared = Declared {
-        model: &TwoPointsInAPoll,
-        one_point_per_poll: false,
-    };
-    let s = search(&undeclared, StrategyKind::Random, 200);
-    assert!(s.violations.is_empty(), "{}", fingerprint(&s));
+    assert_runs_clean_undeclared(&TwoPointsInAPoll);
 }
 
 #[test]
@@ -251,12 +256,7 @@ fn a_dropped_parked_point_breaks_the_declaration_loudly() {
         message.contains("dropped the scheduling point") && message.contains("one_point_per_poll"),
         "{message}"
     );
-    let undeclared = Declared {
-        model: &DropsAParkedPoint,
-        one_point_per_poll: false,
-    };
-    let s = search(&undeclared, StrategyKind::Random, 200);
-    assert!(s.violations.is_empty(), "{}", fingerprint(&s));
+    assert_runs_clean_undeclared(&DropsAParkedPoint);
 }
 
 /// Two tasks draw values and race on a shared atomic; the run fails on one combination.

@@ -5,8 +5,7 @@
 use anyhow::{bail, Context, Result};
 use sim::replay_file::{digest_hex, DigestCheck, ReplayFile, ShrunkFrom, FORMAT_VERSION};
 use sim::shrink::{shrink_with, Shrunk};
-use sim::strategy::Replay;
-use sim::{run_once, Model, RunConfig, RunOutcome, RunResult, Violation};
+use sim::{RunConfig, RunOutcome, RunResult, Violation};
 
 use crate::cli::ShrinkArgs;
 use crate::Verdict;
@@ -14,19 +13,13 @@ use crate::Verdict;
 pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
     let mut file = ReplayFile::load(&args.file)?;
     let path = args.file.display().to_string();
-    let model = models::registry::build_mutant(
-        &file.model,
-        &file.variant,
-        &file.params,
-        file.mutant.as_deref(),
-    )
-    .with_context(|| path.clone())?;
+    let model = models::registry::build_recorded(&file).with_context(|| path.clone())?;
     let config = RunConfig {
         max_steps: file.max_steps,
         trace: false,
         record_accesses: false,
     };
-    let found = replay(model.as_ref(), &file, &config);
+    let found = file.follow(model.as_ref(), false);
     check_reproduces(&file, &found, &path)?;
     let options = args.shrink.options().map_err(anyhow::Error::msg)?;
     let shrunk = shrink_with(model.as_ref(), &found, &config, options);
@@ -35,13 +28,6 @@ pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
     file.write_atomic(&args.file)
         .with_context(|| format!("writing {path}"))?;
     Ok(Verdict::Clean)
-}
-
-/// The file's run, its decisions followed strictly.
-fn replay(model: &dyn Model, file: &ReplayFile, config: &RunConfig) -> RunResult {
-    let replay =
-        Box::new(Replay::strict(file.decisions.clone()).watching_states(model.state_visible()));
-    run_once(model, replay, file.found.run, config).0
 }
 
 /// The run must break the recorded invariant as recorded: a drifted file is not shrunk.

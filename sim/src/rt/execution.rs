@@ -253,9 +253,9 @@ impl Execution {
         if self.request.is_some() {
             return None;
         }
-        self.tokens += 1;
-        self.request = Some((op, self.tokens));
-        Some(self.tokens)
+        let token = self.next_token();
+        self.request = Some((op, token));
+        Some(token)
     }
 
     /// Whether a mutex is held.

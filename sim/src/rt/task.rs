@@ -176,9 +176,7 @@ fn park_here(ex: &mut Execution, me: TaskId, op: Op, token: &mut Option<u64>) ->
         ex.tasks[me.0].name
     );
     let t = ex.next_token();
-    ex.tasks[me.0].parked_token = Some(t);
-    ex.park_current(op);
-    if ex.current == Some(me) && ex.tasks[me.0].take_grant() {
+    if park(ex, me, op, t) {
         let task = &mut ex.tasks[me.0];
         task.parked_token = None;
         return Poll::Ready(task.choice);
@@ -186,6 +184,14 @@ fn park_here(ex: &mut Execution, me: TaskId, op: Op, token: &mut Option<u64>) ->
     ex.parked_in_slice = true;
     *token = Some(t);
     Poll::Pending
+}
+
+/// Parks task `id` on `op` (its request `token`) and lets the strategy decide; whether it was
+/// picked again at once.
+fn park(ex: &mut Execution, id: TaskId, op: Op, token: u64) -> bool {
+    ex.tasks[id.0].parked_token = Some(token);
+    ex.park_current(op);
+    ex.current == Some(id) && ex.tasks[id.0].take_grant()
 }
 
 impl Drop for Point {
@@ -412,14 +418,10 @@ fn after_slice(ex: &mut Execution, id: TaskId, ran: Ran) -> Next {
         // Parked at its point (`park_here`) and another task was picked.
         Ran::Pending if parked_already => Next::Wait,
         Ran::Pending => match request {
-            Some((op, token)) => {
-                ex.tasks[id.0].parked_token = Some(token);
-                ex.park_current(op);
-                match ex.current == Some(id) && ex.tasks[id.0].take_grant() {
-                    true => Next::Again,
-                    false => Next::Wait,
-                }
-            }
+            Some((op, token)) => match park(ex, id, op, token) {
+                true => Next::Again,
+                false => Next::Wait,
+            },
             None if std::mem::take(&mut ex.reschedule) => {
                 // Hands the runtime back for a moment, keeping the baton (see `node`).
                 let task = &mut ex.tasks[id.0];

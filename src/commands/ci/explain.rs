@@ -6,8 +6,6 @@ use std::path::Path;
 use anyhow::Result;
 use sim::render::{self, Caption};
 use sim::replay_file::ReplayFile;
-use sim::strategy::Replay;
-use sim::{run_once, RunConfig};
 
 use super::output::NewViolation;
 use crate::report::ViolationReport;
@@ -15,24 +13,8 @@ use crate::report::ViolationReport;
 /// The compact Mermaid sequence diagram (tasks and events) of the run in replay file `file`.
 fn mermaid(scenario: &str, invariant: &str, message: &str, file: &str) -> Result<String> {
     let replay = ReplayFile::load(Path::new(file))?;
-    let model = models::registry::build_mutant(
-        &replay.model,
-        &replay.variant,
-        &replay.params,
-        replay.mutant.as_deref(),
-    )?;
-    let config = RunConfig {
-        max_steps: replay.max_steps,
-        trace: true,
-        record_accesses: false,
-    };
-    let r = run_once(
-        model.as_ref(),
-        Box::new(Replay::strict(replay.decisions.clone()).watching_states(model.state_visible())),
-        replay.found.run,
-        &config,
-    )
-    .0;
+    let model = models::registry::build_recorded(&replay)?;
+    let r = replay.follow(model.as_ref(), true);
     let title = format!("{scenario}: {invariant}");
     let caption = Caption {
         title: &title,

@@ -6,8 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use sim::replay_file::{DigestCheck, ReplayFile};
-use sim::strategy::Replay;
-use sim::{run_once, RunConfig, RunOutcome};
+use sim::RunOutcome;
 
 use super::inputs::Inputs;
 use super::output::{Case, Cases, Kind};
@@ -59,21 +58,9 @@ pub fn replay_all(inputs: &Inputs, cases: &mut Cases) -> Result<()> {
 
 fn replay(path: &Path, file: &ReplayFile) -> Result<Case> {
     let t = Instant::now();
-    let model = models::registry::build_mutant(
-        &file.model,
-        &file.variant,
-        &file.params,
-        file.mutant.as_deref(),
-    )
-    .with_context(|| format!("{}", path.display()))?;
-    let config = RunConfig {
-        max_steps: file.max_steps,
-        trace: false,
-        record_accesses: false,
-    };
-    let replay =
-        Box::new(Replay::strict(file.decisions.clone()).watching_states(model.state_visible()));
-    let r = run_once(model.as_ref(), replay, file.found.run, &config).0;
+    let model =
+        models::registry::build_recorded(file).with_context(|| format!("{}", path.display()))?;
+    let r = file.follow(model.as_ref(), false);
     let recorded = &file.violation.invariant;
     let (ok, message) = match &r.outcome {
         RunOutcome::Violation(v) if v.invariant == *recorded => match file.check_digest(r.digest) {

@@ -13,9 +13,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use sim::render::{self, Caption};
 use sim::replay_file::{check_target, write_atomic, ReplayFile};
-use sim::strategy::Replay;
 use sim::trace::Trace;
-use sim::{run_once, RunConfig, RunResult};
+use sim::RunResult;
 
 use crate::cli::ReplayArgs;
 use crate::Verdict;
@@ -55,21 +54,8 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
 /// Run the file's decisions strictly, with a trace, and check the run against the recording.
 fn replay(file: ReplayFile, path: &Path) -> Result<Replayed> {
     let path = path.display().to_string();
-    let model = models::registry::build_mutant(
-        &file.model,
-        &file.variant,
-        &file.params,
-        file.mutant.as_deref(),
-    )
-    .with_context(|| path.clone())?;
-    let config = RunConfig {
-        max_steps: file.max_steps,
-        trace: true,
-        record_accesses: false,
-    };
-    let replay =
-        Box::new(Replay::strict(file.decisions.clone()).watching_states(model.state_visible()));
-    let (result, _) = run_once(model.as_ref(), replay, file.found.run, &config);
+    let model = models::registry::build_recorded(&file).with_context(|| path.clone())?;
+    let result = file.follow(model.as_ref(), true);
     let trace = result.trace.clone().unwrap_or_default();
     let reproduced = drift::reproduced(&file, &result, &path)?;
     Ok(Replayed {
