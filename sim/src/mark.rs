@@ -2,22 +2,31 @@
 //! on its lane) and each message's way from the queue it entered to the wire. A mark is no
 //! scheduling point and touches no digest, state, step number or decision: a run goes exactly
 //! the same way with or without marks (replay files never drift on them). They are recorded
-//! only when the run keeps a trace (replay, rendering); otherwise they cost one check.
+//! only when the run keeps a trace (replay, rendering); otherwise they cost one thread-local
+//! read.
 
 use std::fmt::Display;
 
-use crate::rt::try_with_exec;
+use crate::rt::{keeps_trace, try_with_exec};
 use crate::trace::Mark;
 
 /// Enters the phase `name` of the running task, until the guard drops:
 /// `let _phase = sim::mark::phase("register_session..bind");`.
 #[must_use = "the phase ends when the guard drops"]
 pub fn phase(name: impl Display) -> Phase {
-    let name = name.to_string();
-    let recorded = record(Mark::PhaseBegins, &name);
-    Phase {
-        name: recorded.then_some(name),
+    // The name is spelled out only when it is recorded: untraced runs allocate nothing.
+    if !keeps_trace() {
+        return Phase { name: None };
     }
+    let mut recorded = None;
+    try_with_exec(|ex| {
+        ex.trace_mark(Mark::PhaseBegins, || {
+            let name = name.to_string();
+            recorded = Some(name.clone());
+            name
+        });
+    });
+    Phase { name: recorded }
 }
 
 /// A phase of the running task (see `phase`): ends where it drops.
@@ -46,7 +55,11 @@ pub fn on_wire(key: impl Display) {
 
 /// Records `mark` in the running task's trace; false when nothing is traced (or the run is
 /// over, or a guard drops while the runtime tears down).
+#[inline]
 fn record(mark: Mark, name: &dyn Display) -> bool {
+    if !keeps_trace() {
+        return false;
+    }
     let mut recorded = false;
     try_with_exec(|ex| recorded = ex.trace_mark(mark, || name.to_string()));
     recorded

@@ -1,5 +1,6 @@
 //! The state of one run: tasks, objects, the baton, and the decisions taken so far.
 
+use std::cell::Cell;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::hash::Hasher;
@@ -44,6 +45,12 @@ impl Recorded {
     fn choice(v: usize) -> Self {
         Recorded::Choice(u32::try_from(v).expect("a choose value below 2^32"))
     }
+}
+
+thread_local! {
+    /// How many tasks and objects the last run on this thread had (see `Execution::new`). A
+    /// capacity only: nothing a run does depends on it.
+    static LAST_RUN_SIZES: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
 
 pub(crate) struct Execution {
@@ -126,9 +133,12 @@ impl Execution {
         trace: bool,
         record_accesses: bool,
     ) -> Self {
+        // Sized as the last run on this thread was: runs of one model are alike, so the task
+        // and object lists are allocated once instead of grown step by step.
+        let (tasks, objects) = LAST_RUN_SIZES.with(Cell::get);
         Execution {
-            tasks: Vec::new(),
-            objects: Vec::new(),
+            tasks: Vec::with_capacity(tasks),
+            objects: Vec::with_capacity(objects),
             current: None,
             grain,
             steps: 0,
@@ -280,6 +290,7 @@ impl Execution {
     }
 
     pub(crate) fn into_strategy(self) -> Box<dyn Strategy> {
+        LAST_RUN_SIZES.with(|sizes| sizes.set((self.tasks.len(), self.objects.len())));
         self.strategy
     }
 

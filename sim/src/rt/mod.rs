@@ -7,6 +7,7 @@ pub(crate) mod coroutine;
 pub(crate) mod digest;
 pub(crate) mod execution;
 pub(crate) mod op;
+pub(crate) mod run_cell;
 pub(crate) mod state;
 pub(crate) mod sync_point;
 pub(crate) mod task;
@@ -27,6 +28,15 @@ thread_local! {
     /// Whether the current run keeps values (`Execution::tracks_values`), readable without
     /// borrowing the execution: primitives ask on every operation, and most runs do not.
     static TRACKS_VALUES: Cell<bool> = const { Cell::new(false) };
+    /// Whether the current run keeps a trace, readable without borrowing the execution: the
+    /// model's marks (`sim::mark`) ask on every message, and only replays keep one.
+    static KEEPS_TRACE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the run in progress keeps a trace.
+#[inline]
+pub(crate) fn keeps_trace() -> bool {
+    KEEPS_TRACE.with(Cell::get)
 }
 
 /// Whether the run in progress keeps object values and task observations.
@@ -43,6 +53,12 @@ fn current() -> Option<&'static RefCell<Execution>> {
     // alive, and the guard clears it before dropping that `Rc`. The reference does not leave
     // this module's helpers, each of which uses it within one call.
     unsafe { exec.as_ref() }
+}
+
+/// The identity of the run in progress on this thread (its execution's address), or 0.
+#[inline]
+pub(crate) fn run_id() -> usize {
+    CURRENT.with(Cell::get) as usize
 }
 
 /// Runs `f` on the execution of the run in progress on this thread.
@@ -74,6 +90,7 @@ pub(crate) fn in_run() -> bool {
 /// Installs `exec` as this thread's current execution until the guard drops.
 pub(crate) fn enter(exec: Rc<RefCell<Execution>>) -> EnterGuard {
     TRACKS_VALUES.with(|t| t.set(exec.borrow().tracks_values()));
+    KEEPS_TRACE.with(|t| t.set(exec.borrow().trace.is_some()));
     CURRENT.with(|cur| cur.set(Rc::as_ptr(&exec)));
     EnterGuard { _exec: exec }
 }
@@ -87,6 +104,7 @@ impl Drop for EnterGuard {
     fn drop(&mut self) {
         CURRENT.with(|cur| cur.set(std::ptr::null()));
         TRACKS_VALUES.with(|t| t.set(false));
+        KEEPS_TRACE.with(|t| t.set(false));
     }
 }
 

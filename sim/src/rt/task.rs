@@ -195,29 +195,37 @@ fn park(ex: &mut Execution, id: TaskId, op: Op, token: u64) -> bool {
 }
 
 impl Drop for Point {
+    #[inline]
     fn drop(&mut self) {
+        // Most points end granted, holding no token: their drop is this one check.
         if let Some(token) = self.token {
-            super::try_with_exec(|ex| {
-                // Under eager points a point holds a token only while its task is parked on
-                // it, so this search runs only for a breach (or as the run ends).
-                if ex.eager_points && !ex.is_over() && !std::thread::panicking() {
-                    let parked = ex
-                        .tasks
-                        .iter()
-                        .find(|t| t.parked_token == Some(token) && !t.killed);
-                    if let Some(task) = parked {
-                        panic!(
-                            "task {} dropped the scheduling point it is parked on: the model \
-                             declares Model::one_point_per_poll, which this task breaks (a \
-                             select! or timeout dropped a future waiting at a point)",
-                            task.name
-                        );
-                    }
-                }
-                ex.withdraw(token)
-            });
+            withdraw_point(token);
         }
     }
+}
+
+/// A point dropped while it holds a request or is parked on: the request is withdrawn.
+#[cold]
+fn withdraw_point(token: u64) {
+    super::try_with_exec(|ex| {
+        // Under eager points a point holds a token only while its task is parked on it, so
+        // this search runs only for a breach (or as the run ends).
+        if ex.eager_points && !ex.is_over() && !std::thread::panicking() {
+            let parked = ex
+                .tasks
+                .iter()
+                .find(|t| t.parked_token == Some(token) && !t.killed);
+            if let Some(task) = parked {
+                panic!(
+                    "task {} dropped the scheduling point it is parked on: the model declares \
+                     Model::one_point_per_poll, which this task breaks (a select! or timeout \
+                     dropped a future waiting at a point)",
+                    task.name
+                );
+            }
+        }
+        ex.withdraw(token)
+    });
 }
 
 /// A synchronous scheduling point: the running task parks on `op` in the middle of its poll,
@@ -309,6 +317,7 @@ impl Body for Stackful {
     }
 }
 
+#[cold]
 fn take_panic_message() -> String {
     LAST_PANIC
         .with(|p| p.borrow_mut().take())

@@ -6,24 +6,26 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::cell::RefMut;
+use std::sync::Arc;
 
 use crate::rt::access::AccessKind;
 use crate::rt::op::{ObjState, Op};
+use crate::rt::run_cell::RunCell;
 use crate::rt::task::point;
 use crate::rt::{report_observed, report_value, with_exec, ObjId};
 
-/// The queue sits in a `std::sync::Mutex`, never contended (one thread runs a simulation, and
-/// it is held for one statement), so the handles are `Send + Sync` when `T: Send`.
+/// The queue sits in a `RunCell` (only its own run touches it, for one statement at a time), so
+/// the handles are `Send + Sync` when `T: Send`.
 struct Chan<T> {
     id: ObjId,
     cap: usize,
-    queue: Mutex<VecDeque<T>>,
+    queue: RunCell<VecDeque<T>>,
 }
 
 impl<T> Chan<T> {
-    fn queue(&self) -> MutexGuard<'_, VecDeque<T>> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    fn queue(&self) -> RefMut<'_, VecDeque<T>> {
+        self.queue.borrow_mut()
     }
 }
 
@@ -35,10 +37,11 @@ impl<T: Hash> Chan<T> {
         len
     }
 
-    fn sync_len(&self) {
-        let len = self.queue().len();
-        let cap = self.cap;
-        report_value(self.id, &*self.queue());
+    /// Tells the engine the queue's new length (and value), from the guard the change was
+    /// made under: one lock per operation.
+    fn sync_len(&self, queue: &VecDeque<T>) {
+        let (len, cap) = (queue.len(), self.cap);
+        report_value(self.id, queue);
         with_exec(|ex| *ex.state_mut(self.id) = ObjState::Channel { len, cap });
     }
 }
@@ -57,7 +60,7 @@ pub fn channel<T: Hash>(
     let chan = Arc::new(Chan {
         id,
         cap: capacity,
-        queue: Mutex::new(VecDeque::with_capacity(capacity)),
+        queue: RunCell::new(VecDeque::with_capacity(capacity)),
     });
     (Sender { chan: chan.clone() }, Receiver { chan })
 }
@@ -96,14 +99,16 @@ impl<T: Hash> Sender<T> {
     /// Waits for room, then enqueues.
     pub async fn send(&self, value: T) {
         point(Op::Send(self.chan.id)).await;
-        self.chan.queue().push_back(value);
-        self.chan.sync_len();
+        let mut queue = self.chan.queue();
+        queue.push_back(value);
+        self.chan.sync_len(&queue);
     }
 
     /// Enqueues if there is room, else hands the message back.
     pub async fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         point(Op::TrySend(self.chan.id)).await;
-        let full = self.chan.queue().len() >= self.chan.cap;
+        let mut queue = self.chan.queue();
+        let full = queue.len() >= self.chan.cap;
         report_observed(&full);
         if full {
             with_exec(|ex| {
@@ -112,8 +117,9 @@ impl<T: Hash> Sender<T> {
             });
             return Err(TrySendError::Full(value));
         }
-        self.chan.queue().push_back(value);
-        self.chan.sync_len();
+        queue.push_back(value);
+        self.chan.sync_len(&queue);
+        drop(queue);
         with_exec(|ex| ex.note_effect(|| "sent".to_string()));
         Ok(())
     }
@@ -150,23 +156,23 @@ impl<T: Hash> Receiver<T> {
             idle,
         })
         .await;
-        let value = self
-            .chan
-            .queue()
+        let mut queue = self.chan.queue();
+        let value = queue
             .pop_front()
             .expect("recv is enabled only when the channel holds a message");
         report_observed(&value);
-        self.chan.sync_len();
+        self.chan.sync_len(&queue);
         value
     }
 
     /// Takes a message if one is there.
     pub async fn try_recv(&self) -> Option<T> {
         point(Op::TryRecv(self.chan.id)).await;
-        let value = self.chan.queue().pop_front();
+        let mut queue = self.chan.queue();
+        let value = queue.pop_front();
         report_observed(&value);
         if value.is_some() {
-            self.chan.sync_len();
+            self.chan.sync_len(&queue);
         } else {
             with_exec(|ex| {
                 ex.access(self.chan.id, AccessKind::Read);

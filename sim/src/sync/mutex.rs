@@ -87,6 +87,7 @@ impl<T> Mutex<T> {
         Some(self.acquire())
     }
 
+    #[inline]
     fn acquire(&self) -> MutexGuard<'_, T> {
         with_exec(|ex| {
             let owner = ex.current.map(|t| t.0);

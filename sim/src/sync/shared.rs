@@ -3,37 +3,21 @@
 //! or a write, so partial-order reduction never treats two steps that touch it as independent.
 //! Model state that only one task touches can stay in a `RefCell`.
 //!
-//! The value sits in a `std::sync::Mutex` (never contended: one thread runs a simulation), so
-//! a `Shared<T>` is `Send + Sync` when `T: Send`, and the primitives built on it can be as
-//! well. The lock is held only for the closure given to `with`/`with_mut`, never across a
-//! scheduling point.
+//! The value sits in a `RunCell` (a `RefCell` only its own run may touch), so a `Shared<T>` is
+//! `Send + Sync` when `T: Send`, and the primitives built on it can be as well. It is borrowed
+//! only for the closure given to `with`/`with_mut`, never across a scheduling point.
 
 use std::borrow::Cow;
 use std::hash::Hash;
-use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use crate::rt::access::AccessKind;
 use crate::rt::op::ObjState;
+use crate::rt::run_cell::RunCell;
 use crate::rt::{report_value, with_exec, ObjId};
 
 pub struct Shared<T> {
     id: ObjId,
-    value: Mutex<T>,
-}
-
-impl<T> Shared<T> {
-    /// The value, locked. Taking it again before the guard is dropped (a closure given to
-    /// `with` that reaches the same `Shared`) is a bug, reported as a panic as a `RefCell`
-    /// would, never a deadlock.
-    fn lock(&self) -> MutexGuard<'_, T> {
-        match self.value.try_lock() {
-            Ok(guard) => guard,
-            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                panic!("a braid Shared value was accessed while already in use")
-            }
-        }
-    }
+    value: RunCell<T>,
 }
 
 impl<T: Hash> Shared<T> {
@@ -42,7 +26,7 @@ impl<T: Hash> Shared<T> {
         report_value(id, &value);
         Shared {
             id,
-            value: Mutex::new(value),
+            value: RunCell::new(value),
         }
     }
 
@@ -65,7 +49,8 @@ impl<T: Hash> Shared<T> {
             ex.access(self.id, AccessKind::Read);
             ex.observe_value(self.id);
         });
-        f(&self.lock())
+        // A closure that reaches the same `Shared` again panics, as a `RefCell` does.
+        f(&self.value.borrow())
     }
 
     /// Changes the value.
@@ -74,7 +59,7 @@ impl<T: Hash> Shared<T> {
             ex.access(self.id, AccessKind::Write);
             ex.observe_value(self.id);
         });
-        let mut value = self.lock();
+        let mut value = self.value.borrow_mut();
         let result = f(&mut value);
         report_value(self.id, &*value);
         result
