@@ -1,7 +1,7 @@
 //! The state of one run: tasks, objects, the baton, and the decisions taken so far.
 
-use std::cell::Cell;
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt::Write as _;
 use std::hash::Hasher;
 use std::task::Waker;

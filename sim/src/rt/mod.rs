@@ -31,7 +31,12 @@ thread_local! {
     /// Whether the current run keeps a trace, readable without borrowing the execution: the
     /// model's marks (`sim::mark`) ask on every message, and only replays keep one.
     static KEEPS_TRACE: Cell<bool> = const { Cell::new(false) };
+    /// The serial number of the run in progress (see `run_id`).
+    static RUN_ID: Cell<u64> = const { Cell::new(0) };
 }
+
+/// The last serial number given to a run, on any thread.
+static RUN_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Whether the run in progress keeps a trace.
 #[inline]
@@ -55,10 +60,11 @@ fn current() -> Option<&'static RefCell<Execution>> {
     unsafe { exec.as_ref() }
 }
 
-/// The identity of the run in progress on this thread (its execution's address), or 0.
+/// The identity of the run in progress on this thread, or 0: unique in the process (a serial
+/// number, not the execution's address, which the next run may reuse).
 #[inline]
-pub(crate) fn run_id() -> usize {
-    CURRENT.with(Cell::get) as usize
+pub(crate) fn run_id() -> u64 {
+    RUN_ID.with(Cell::get)
 }
 
 /// Runs `f` on the execution of the run in progress on this thread.
@@ -91,6 +97,8 @@ pub(crate) fn in_run() -> bool {
 pub(crate) fn enter(exec: Rc<RefCell<Execution>>) -> EnterGuard {
     TRACKS_VALUES.with(|t| t.set(exec.borrow().tracks_values()));
     KEEPS_TRACE.with(|t| t.set(exec.borrow().trace.is_some()));
+    let serial = RUN_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    RUN_ID.with(|id| id.set(serial));
     CURRENT.with(|cur| cur.set(Rc::as_ptr(&exec)));
     EnterGuard { _exec: exec }
 }
@@ -105,6 +113,7 @@ impl Drop for EnterGuard {
         CURRENT.with(|cur| cur.set(std::ptr::null()));
         TRACKS_VALUES.with(|t| t.set(false));
         KEEPS_TRACE.with(|t| t.set(false));
+        RUN_ID.with(|id| id.set(0));
     }
 }
 

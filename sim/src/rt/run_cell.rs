@@ -1,25 +1,25 @@
 //! A `RefCell` that handles may share across threads' type bounds (`Send + Sync`, as tokio's
 //! are) without a lock's cost on every access: only the run that made it may touch it.
 //!
-//! A run's execution lives on one thread (it is reached through an `Rc`), and one task runs at
-//! a time, so checking that the current execution is the one that made the cell proves that no
-//! other thread can be inside it: two live executions never share an address. That check is a
+//! A run lives on one thread (its execution is reached through an `Rc`), and one task runs at a
+//! time, so checking that the run in progress is the one that made the cell proves that no other
+//! thread can be inside it: runs are numbered uniquely in the process. That check is a
 //! thread-local read, where a `std::sync::Mutex` costs two atomic read-modify-writes per access,
 //! several times a step.
 
 use std::cell::{Ref, RefCell, RefMut};
 
 pub(crate) struct RunCell<T> {
-    /// The execution that made the cell (see `super::run_id`).
-    run: usize,
+    /// The run that made the cell (see `super::run_id`).
+    run: u64,
     value: RefCell<T>,
 }
 
-// SAFETY: `value` is reached only through `borrow`/`borrow_mut`, which first check that this
-// thread's current execution is the one that made the cell. An execution is current on one
-// thread only, and no two live executions share an address, so no two threads are ever inside
-// the `RefCell` (its borrow flag included) at once; the guards it hands out are `!Send`. As
-// for `Mutex<T>`, sharing it moves `T` between threads at most, hence `T: Send`.
+// SAFETY: `value` is reached only through `borrow`/`borrow_mut`, which first check that the run
+// in progress on this thread is the one that made the cell. A run is in progress on one thread
+// only, and its number is unique in the process, so no two threads are ever inside the
+// `RefCell` (its borrow flag included) at once; the guards it hands out are `!Send`. As for
+// `Mutex<T>`, sharing it moves `T` between threads at most, hence `T: Send`.
 unsafe impl<T: Send> Sync for RunCell<T> {}
 
 impl<T> RunCell<T> {

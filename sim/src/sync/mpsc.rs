@@ -3,10 +3,10 @@
 //! plain reads, like tokio's.
 
 use std::borrow::Cow;
+use std::cell::RefMut;
 use std::collections::VecDeque;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::cell::RefMut;
 use std::sync::Arc;
 
 use crate::rt::access::AccessKind;
