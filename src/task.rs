@@ -55,3 +55,19 @@ where
 pub async fn yield_now() {
     sim::yield_now().await;
 }
+
+/// Stands for an I/O await in a test double (a database call, a network round trip): a
+/// scheduling point after which any task may run next, this one included. Unlike
+/// [`yield_now`] it is not fair: a fake store that yields with `yield_now` would let every
+/// other task move before each reply, and the schedules where the reply comes at once would
+/// never be explored.
+///
+/// ```
+/// braid::check(|| async {
+///     braid::task::io_point("db: load session").await;
+/// })
+/// .assert_holds();
+/// ```
+pub async fn io_point(label: &'static str) {
+    sim::yield_point(label).await;
+}

@@ -3,5 +3,11 @@
 pub use braid::std::sync::atomic;
 pub use braid::tokio as rt;
 
+/// A storage call's round trip in the in-memory store: an I/O await, after which any task may
+/// run next (not a fair `yield_now`, which would let every other task move before each reply).
+pub async fn round_trip(call: &'static str) {
+    braid::task::io_point(call).await;
+}
+
 #[path = "broker/mod.rs"]
 pub mod broker;

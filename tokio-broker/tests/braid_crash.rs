@@ -31,12 +31,12 @@ struct DurableStore(Arc<Durable<Disk>>);
 
 impl SessionStore for DurableStore {
     async fn load_persisted_inflight(&self) -> Vec<Msg> {
-        rt::task::yield_now().await;
+        braid::task::io_point("disk: load in flight").await;
         self.0.with(|d| d.inflight.clone())
     }
 
     async fn persist_inflight(&self, msg: Msg) {
-        rt::task::yield_now().await;
+        braid::task::io_point("disk: persist in flight").await;
         self.0.with_mut(|d| {
             d.inflight.push(msg);
             d.delivered.insert(msg.id);
@@ -44,7 +44,7 @@ impl SessionStore for DurableStore {
     }
 
     async fn remove_inflight(&self, packet_id: u16) {
-        rt::task::yield_now().await;
+        braid::task::io_point("disk: remove in flight").await;
         self.0
             .with_mut(|d| d.inflight.retain(|m| m.packet_id != Some(packet_id)));
     }

@@ -24,7 +24,7 @@ fn restart(variant: Variant, publishers: usize, messages: usize, inflight: usize
 }
 
 /// The residual race needs 3 preemptions (the router preempted between its loads).
-const BOUND: usize = 3;
+const BOUND: usize = 2;
 
 fn out() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
@@ -102,7 +102,8 @@ fn bound_first_holds_exhaustively_at_access_grain() {
     let started = Instant::now();
     let report = restart(Variant::BoundFirst, 1, 1, 1)
         .strategy(Strategy::dfs(Some(BOUND)))
-        .runs(1_000_000)
+        .runs(100_000_000)
+        .time(std::time::Duration::from_secs(600))
         .run();
     eprintln!(
         "bound-first 1x1 dfs: {:?} in {:?}",

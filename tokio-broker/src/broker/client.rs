@@ -125,6 +125,11 @@ pub struct Client {
 
 impl Client {
     pub async fn run(mut self) {
+        // A reconnection may find c's log complete already: the connection that received the
+        // last message died (a crash) between acknowledging it and saying so.
+        if self.log.lock().unwrap().complete() {
+            self.done.notify_one();
+        }
         while let Some(msg) = self.wire.recv().await {
             let complete = {
                 let mut log = self.log.lock().unwrap();

@@ -16,7 +16,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::{atomic, rt};
+use super::{atomic, round_trip, rt};
 use rt::sync::mpsc;
 use rt::sync::{Notify, RwLock};
 

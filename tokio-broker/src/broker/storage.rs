@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::sync::Mutex;
 
-use super::{rt, Msg};
+use super::{round_trip, Msg};
 
 /// What the client handler needs from the broker's storage.
 pub trait SessionStore: Send + Sync + 'static {
@@ -34,17 +34,17 @@ impl MemStore {
 
 impl SessionStore for MemStore {
     async fn load_persisted_inflight(&self) -> Vec<Msg> {
-        rt::task::yield_now().await;
+        round_trip("storage: load in flight").await;
         self.inflight.lock().unwrap().clone()
     }
 
     async fn persist_inflight(&self, msg: Msg) {
-        rt::task::yield_now().await;
+        round_trip("storage: persist in flight").await;
         self.inflight.lock().unwrap().push(msg);
     }
 
     async fn remove_inflight(&self, packet_id: u16) {
-        rt::task::yield_now().await;
+        round_trip("storage: remove in flight").await;
         self.inflight
             .lock()
             .unwrap()
