@@ -229,7 +229,7 @@ impl Summary {
         match (self.exhaustive, self.proved_bound) {
             _ if self.proves_nothing() => "nothing: no run reached its end".to_string(),
             (true, _) => every.to_string(),
-            (false, Some(k)) => format!("{every} within {k} preemptions"),
+            (false, Some(k)) => format!("{every} within {}", preemptions(k)),
             (false, None) => format!("{} sampled runs", self.runs),
         }
     }
@@ -301,6 +301,14 @@ pub struct PlanReport {
     pub portfolio_runs: u64,
 }
 
+/// "1 preemption", "2 preemptions".
+fn preemptions(k: usize) -> String {
+    match k {
+        1 => "1 preemption".to_string(),
+        k => format!("{k} preemptions"),
+    }
+}
+
 impl PlanReport {
     /// "every schedule (DFS, 212 runs)", or "every schedule within 2 preemptions, then 9000
     /// portfolio runs".
@@ -308,7 +316,7 @@ impl PlanReport {
         let every = every_schedule(yielded_fairly);
         let proof = match (self.exhaustive, self.proved_bound) {
             (true, _) => every.to_string(),
-            (false, Some(k)) => format!("{every} within {k} preemptions"),
+            (false, Some(k)) => format!("{every} within {}", preemptions(k)),
             (false, None) => format!("{} DFS runs, no preemption bound finished", self.dfs_runs),
         };
         match self.portfolio_runs {

@@ -1,6 +1,7 @@
 //! The tokio-shaped broker under braid (the same source as under tokio, imports switched):
 //! the bind race and the access-grain residual race are found, with replay files that
-//! reproduce them; `bound-first` holds where the model's does, by exhaustive search.
+//! reproduce them; `bound-first` holds under the budget that finds them, and (ignored, slow)
+//! for every schedule within one preemption, a bound within which both races are found.
 
 use std::time::Instant;
 
@@ -23,8 +24,8 @@ fn restart(variant: Variant, publishers: usize, messages: usize, inflight: usize
     ))
 }
 
-/// The residual race needs 3 preemptions (the router preempted between its loads).
-const BOUND: usize = 2;
+/// The preemption bound of the bounded proof (see below).
+const BOUND: usize = 1;
 
 fn out() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
@@ -93,33 +94,44 @@ fn bound_first_holds_under_the_budget_that_finds_the_residual_race() {
     );
 }
 
-/// Slow: the test body shares plain state (the client's log), so DFS runs without reduction
-/// or visited states; unbounded, 1,000,000 runs finished only the 1-preemption bound (110 s,
-/// debug). `cargo test --release -p tokio-broker --test braid_races -- --ignored`.
+/// A bounded proof, and what it is worth. The test body shares plain state (c's log, the
+/// store), so DFS runs without reduction, and an unbounded search does not finish (22 million
+/// runs in 10 minutes did not finish the 2-preemption bound). Within one preemption it does
+/// (950,412 runs, about 27 s in release): bound-first holds for every such schedule and the
+/// same search finds the bind race. It says nothing about the residual race, which needs more
+/// preemptions: unbound-behind holds within one too (asserted, so that a change in what this
+/// bound reaches is noticed). `cargo test --release -p tokio-broker --test braid_races --
+/// --ignored`.
 #[test]
 #[ignore]
-fn bound_first_holds_exhaustively_at_access_grain() {
-    let started = Instant::now();
-    let report = restart(Variant::BoundFirst, 1, 1, 1)
-        .strategy(Strategy::dfs(Some(BOUND)))
-        .runs(100_000_000)
-        .time(std::time::Duration::from_secs(600))
-        .run();
-    eprintln!(
-        "bound-first 1x1 dfs: {:?} in {:?}",
-        report.outcome,
-        started.elapsed()
-    );
-    assert!(
-        matches!(
+fn within_one_preemption_bound_first_holds_and_the_bind_race_is_found() {
+    let search = |variant: Variant| {
+        let started = Instant::now();
+        let report = restart(variant, 1, 1, 1)
+            .out(out().path())
+            .strategy(Strategy::dfs(Some(BOUND)))
+            .runs(10_000_000)
+            .run();
+        eprintln!(
+            "{} 1x1 dfs bound {BOUND}: {:?} in {:?}",
+            variant.name(),
             report.outcome,
-            Outcome::Holds {
-                exhaustive: true,
-                ..
-            }
-        ),
-        "{:?}",
+            started.elapsed()
+        );
         report.outcome
+    };
+    let holds_within_the_bound = |outcome: &Outcome| matches!(outcome, Outcome::Holds { coverage, .. } if coverage == "every schedule within 1 preemption");
+    let bind_race = search(Variant::BindRace);
+    assert!(
+        matches!(&bind_race, Outcome::Failed(f) if f.message.contains("delivered before the re-queued older")),
+        "{bind_race:?}"
+    );
+    let bound_first = search(Variant::BoundFirst);
+    assert!(holds_within_the_bound(&bound_first), "{bound_first:?}");
+    let unbound_behind = search(Variant::UnboundBehind);
+    assert!(
+        holds_within_the_bound(&unbound_behind),
+        "{unbound_behind:?}"
     );
 }
 
