@@ -264,23 +264,9 @@ fn explore(model: &TestModel, info: &TestInfo, settings: &Settings) -> Outcome {
             Err(e) => return Outcome::Inconclusive(format!("the grain check failed: {e}")),
         }
     }
-    if summary.proves_nothing() {
-        return Outcome::Inconclusive(
-            "no run reached its end, so nothing was judged: nothing is proved".to_string(),
-        );
-    }
     let proof_requested = matches!(settings.strategy, StrategyKind::Dfs { .. });
-    if proof_requested && !summary.finished() {
-        // What the runs do cover, when a bound was finished ("every schedule within 1
-        // preemption"); a count of sampled runs would only repeat the number of runs.
-        let covered = match summary.proved_bound.is_some() || summary.plan.is_some() {
-            true => format!(", covering {}", summary.coverage()),
-            false => String::new(),
-        };
-        return Outcome::Inconclusive(format!(
-            "the search did not finish within its budget: {} runs explored{covered}",
-            summary.runs,
-        ));
+    if summary.proves_nothing() || (proof_requested && !summary.finished()) {
+        return Outcome::Inconclusive(summary.unfinished());
     }
     Outcome::Holds {
         runs: summary.runs,

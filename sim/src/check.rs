@@ -130,11 +130,7 @@ impl Check {
             _ => true,
         };
         if summary.violations.is_empty() && (summary.proves_nothing() || !proof_wanted) {
-            Verdict::Inconclusive(format!(
-                "{} runs explored {}; the search did not finish",
-                summary.runs,
-                summary.coverage()
-            ))
+            Verdict::Inconclusive(summary.unfinished())
         } else if summary.violations.is_empty() {
             // A coarse grain's "holds" stands only if access-grain runs find nothing either.
             let runs = crate::explore::GRAIN_CHECK_RUNS;

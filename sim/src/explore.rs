@@ -234,6 +234,23 @@ impl Summary {
         }
     }
 
+    /// Why a search that was to prove something did not: nothing reached its end, or the
+    /// budget ran out (with what it does cover when a preemption bound was finished; a count of
+    /// sampled runs would only repeat the number of runs).
+    pub fn unfinished(&self) -> String {
+        if self.proves_nothing() {
+            return "no run reached its end, so nothing was judged: nothing is proved".to_string();
+        }
+        let covered = match self.proved_bound.is_some() || self.plan.is_some() {
+            true => format!(", covering {}", self.coverage()),
+            false => String::new(),
+        };
+        format!(
+            "the search did not finish within its budget: {} runs explored{covered}",
+            self.runs
+        )
+    }
+
     pub fn runs_per_sec(&self) -> f64 {
         let secs = self.elapsed.as_secs_f64();
         if secs > 0.0 {
@@ -302,7 +319,7 @@ pub struct PlanReport {
 }
 
 /// "1 preemption", "2 preemptions".
-fn preemptions(k: usize) -> String {
+pub fn preemptions(k: usize) -> String {
     match k {
         1 => "1 preemption".to_string(),
         k => format!("{k} preemptions"),

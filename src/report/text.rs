@@ -95,8 +95,11 @@ impl ScenarioReport {
         } else if let Some(k) = self.proved_bound {
             let _ = writeln!(
                 out,
-                "  exhaustive within {k} preemptions only ({reduction}): {} schedules, {} pruned, {} end states",
-                self.runs, self.pruned, self.end_states
+                "  exhaustive within {} only ({reduction}): {} schedules, {} pruned, {} end states",
+                sim::explore::preemptions(k),
+                self.runs,
+                self.pruned,
+                self.end_states
             );
         } else if self.strategy == "dfs" {
             let _ = writeln!(
