@@ -14,19 +14,9 @@ use crate::trace::Mark;
 /// `let _phase = sim::mark::phase("register_session..bind");`.
 #[must_use = "the phase ends when the guard drops"]
 pub fn phase(name: impl Display) -> Phase {
-    // The name is spelled out only when it is recorded: untraced runs allocate nothing.
-    if !keeps_trace() {
-        return Phase { name: None };
+    Phase {
+        name: record(Mark::PhaseBegins, &name),
     }
-    let mut recorded = None;
-    try_with_exec(|ex| {
-        ex.trace_mark(Mark::PhaseBegins, || {
-            let name = name.to_string();
-            recorded = Some(name.clone());
-            name
-        });
-    });
-    Phase { name: recorded }
 }
 
 /// A phase of the running task (see `phase`): ends where it drops.
@@ -53,14 +43,21 @@ pub fn on_wire(key: impl Display) {
     record(Mark::OnWire, &key);
 }
 
-/// Records `mark` in the running task's trace; false when nothing is traced (or the run is
-/// over, or a guard drops while the runtime tears down).
+/// Records `mark` in the running task's trace, returning the name as recorded; `None` when
+/// nothing is traced (or the run is over, or a guard drops while the runtime tears down). The
+/// name is spelled out only when it is recorded: untraced runs allocate nothing.
 #[inline]
-fn record(mark: Mark, name: &dyn Display) -> bool {
+fn record(mark: Mark, name: &dyn Display) -> Option<String> {
     if !keeps_trace() {
-        return false;
+        return None;
     }
-    let mut recorded = false;
-    try_with_exec(|ex| recorded = ex.trace_mark(mark, || name.to_string()));
+    let mut recorded = None;
+    try_with_exec(|ex| {
+        ex.trace_mark(mark, || {
+            let name = name.to_string();
+            recorded = Some(name.clone());
+            name
+        });
+    });
     recorded
 }

@@ -38,7 +38,7 @@ impl<T: Hash> Chan<T> {
     }
 
     /// Tells the engine the queue's new length (and value), from the guard the change was
-    /// made under: one lock per operation.
+    /// made under: one borrow per operation.
     fn sync_len(&self, queue: &VecDeque<T>) {
         let (len, cap) = (queue.len(), self.cap);
         report_value(self.id, queue);
