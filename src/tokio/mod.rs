@@ -43,10 +43,16 @@
 //! `std::sync` locks and atomics, never contended (a run is single-threaded) and never held
 //! across a scheduling point; on a thread with no run in progress, an operation panics.
 //!
+//! Drops and clones count as operations: dropping a guard, a permit or a channel half, and
+//! cloning a sender, is a scheduling point right before it changes shared state, as each is an
+//! atomic operation another thread can race with in tokio; so is creating a `Notified`, which
+//! reads the `notify_waiters` count, and a task's end, which is a step of its own.
+//!
 //! Differences from tokio: `spawn` does not need a `Send` future (a run is single-threaded);
-//! a task that panics ends the run as the failure braid is looking for, so no `JoinError` is
-//! ever a panic; constructors are not `const` (a primitive is an object of the run it is
-//! created in).
+//! a task's panic reaches its joiner as a `JoinError` (`is_panic`), but one nobody observes
+//! fails the run at its end (tokio would only print it); when the test body returns, the
+//! tasks left are dropped, as tokio's runtime drops them; constructors are not `const` (a
+//! primitive is an object of the run it is created in).
 //!
 //! ```
 //! use std::time::Duration;

@@ -1,5 +1,9 @@
 //! A oneshot channel, as tokio's: `send` is synchronous and fails if the receiver is gone;
 //! awaiting the receiver yields the value, or an error once the sender is dropped unsent.
+//!
+//! Every operation that reads or writes the shared state is a scheduling point right before
+//! it, drops of either half included (tokio's are atomic operations another thread can race
+//! with), and so is every poll of the receiver.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -46,6 +50,7 @@ impl<T> Sender<T> {
     /// Sends the value, or gives it back if the receiver is gone.
     pub fn send(mut self, value: T) -> Result<(), T> {
         let chan = self.chan.take().expect("a sender sends once");
+        chan.seen.write_point();
         if chan.seen.with(|s| *s == 3) {
             return Err(value);
         }
@@ -60,7 +65,10 @@ impl<T> Sender<T> {
 
     /// Whether the receiver is gone.
     pub fn is_closed(&self) -> bool {
-        self.chan.as_ref().is_none_or(|c| c.seen.with(|s| *s == 3))
+        self.chan.as_ref().is_none_or(|c| {
+            c.seen.read_point();
+            c.seen.with(|s| *s == 3)
+        })
     }
 }
 
@@ -68,6 +76,7 @@ impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         if let Some(chan) = self.chan.take() {
             if sim::engine_running() {
+                chan.seen.write_point();
                 chan.seen.with_mut(|s| {
                     if *s == 0 {
                         *s = 2;
@@ -90,6 +99,7 @@ pub struct Receiver<T> {
 impl<T> Receiver<T> {
     /// The value if it has been sent, without waiting.
     pub fn try_recv(&mut self) -> Result<T, error::TryRecvError> {
+        self.chan.seen.write_point();
         match self.chan.seen.with(|s| *s) {
             1 => Ok(self.take()),
             2 => Err(error::TryRecvError::Closed),
@@ -107,11 +117,15 @@ impl<T> Future for Receiver<T> {
     type Output = Result<T, error::RecvError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.chan.seen.write_point();
         match self.chan.seen.with(|s| *s) {
             1 => Poll::Ready(Ok(self.take())),
             2 => Poll::Ready(Err(error::RecvError(()))),
             _ => {
-                *lock(&self.chan.waker) = Some(cx.waker().clone());
+                // The waker it replaces is dropped outside the slot's lock: a waker's drop may
+                // reach this channel again.
+                let old = lock(&self.chan.waker).replace(cx.waker().clone());
+                drop(old);
                 Poll::Pending
             }
         }
@@ -121,6 +135,7 @@ impl<T> Future for Receiver<T> {
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         if sim::engine_running() {
+            self.chan.seen.write_point();
             self.chan.seen.with_mut(|s| {
                 if *s == 0 {
                     *s = 3;

@@ -77,7 +77,7 @@ pub(crate) struct Execution {
     namesakes: std::collections::HashMap<String, usize>,
     pub end: Option<End>,
     /// The task whose end ends the run, as a `#[test]` body's does (`sim::task::spawn_main`):
-    /// once it has finished, tasks still blocked are left behind, not deadlocked.
+    /// once it has finished, the run is over and the tasks left are dropped.
     main: Option<TaskId>,
     /// Monitors registered during the run (`sim::watch`), judged at quiescence after the model's.
     pub watched: Vec<std::rc::Rc<dyn crate::model::Monitor>>,
@@ -688,6 +688,18 @@ impl Execution {
             // The end is the task's last step's write: a join depends on it.
             *self.state_mut(done) = ObjState::Task { finished: true };
             self.set_value(done, 1);
+        }
+        if self.main == Some(id) {
+            // As tokio's runtime drops every task left when a `#[tokio::test]` body returns
+            // (its default runtime polls nothing after that): they take no more steps, so an
+            // endless background loop is neither a livelock nor a deadlock.
+            self.finish(End::Quiescent);
+            if let Some(trace) = &mut self.trace {
+                if let Some(TraceLine::End { text, .. }) = trace.lines.last_mut() {
+                    *text = "the main task returned: the tasks left are dropped".to_string();
+                }
+            }
+            return;
         }
         self.decide();
     }

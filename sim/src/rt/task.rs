@@ -232,7 +232,9 @@ fn withdraw_point(token: u64) {
 /// which only a stackful task can do; in any other task it is not a scheduling point. Returns
 /// the value drawn when `op` is a `choose`.
 pub(crate) fn sync_point(op: Op) -> usize {
-    if !coroutine::in_stackful() {
+    // A task unwinding from a panic does not park: its panic ends the run (or reaches its
+    // joiner) whatever the others do, and a destructor must not wait on the baton mid-unwind.
+    if !coroutine::in_stackful() || std::thread::panicking() {
         return 0;
     }
     let requested = with_exec(|ex| {
@@ -315,6 +317,18 @@ impl Body for Stackful {
             Slice::Abandoned => Ran::Abandoned,
         }
     }
+}
+
+/// The message (with its location) of the last panic in a model task on this thread, taken:
+/// for a facade that catches a task's panic to hand it to the task's joiner.
+pub fn take_last_panic() -> Option<String> {
+    LAST_PANIC.with(|p| p.borrow_mut().take())
+}
+
+/// Whether a panic payload caught in a task is the engine unwinding an abandoned task (its run
+/// is over, or its node crashed): it must be resumed (`std::panic::resume_unwind`), never kept.
+pub fn is_engine_unwind(payload: &(dyn std::any::Any + Send)) -> bool {
+    super::coroutine::is_abandon(payload)
 }
 
 #[cold]
