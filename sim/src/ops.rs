@@ -27,6 +27,16 @@ pub async fn choose(n: usize) -> usize {
     point(Op::Choose(n)).await
 }
 
+/// `choose` from inside a poll (a `select!` picking where to start each time it is polled):
+/// `None` when the running task cannot park mid-poll (it is not stackful).
+pub fn choose_in_poll(n: usize) -> Option<usize> {
+    assert!(n > 0, "choose needs at least one alternative");
+    if !crate::rt::coroutine::in_stackful() {
+        return None;
+    }
+    Some(crate::rt::task::sync_point(Op::Choose(n)))
+}
+
 /// Declares, at a loop head `label`, everything the running task's future depends on besides
 /// the engine objects it reads: its fields and variables that live across iterations. A search
 /// by state (`Model::state_visible`) then treats two visits of the loop head with equal `locals`

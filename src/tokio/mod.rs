@@ -85,6 +85,8 @@ mod watch;
 pub use join::spawn;
 
 #[doc(hidden)]
+pub use select::restart as __select_restart;
+#[doc(hidden)]
 pub use select::start as __select_start;
 
 /// Waits on several futures at once, as `tokio::select!`: the first to complete whose output

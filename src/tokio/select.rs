@@ -1,9 +1,10 @@
 //! `tokio::select!`: waits on several futures and runs the handler of the first to complete
 //! whose output matches its pattern; the others are dropped (cancelled) before the handler runs.
 //!
-//! Which branch is polled first is, in tokio, random; here it is a scheduling decision (the
-//! strategy picks the starting branch among those enabled, recorded and replayed like any
-//! other choice), so a test explores every order in which ready branches can win. `biased;`
+//! Which branch is polled first is, in tokio, random, drawn anew at every poll; here it is a
+//! scheduling decision at every poll (the strategy picks the starting branch among those
+//! enabled, recorded and replayed like any other choice), so a test explores every order in
+//! which ready branches can win. `biased;`
 //! polls in the order written, as tokio's. A branch whose output does not match its pattern,
 //! or whose `, if` precondition is false, is disabled for the rest of the `select!`; with every
 //! branch disabled the `else` branch runs (or, without one, it panics, as tokio's).
@@ -13,8 +14,8 @@
 //! with `mut` and `ref` stripped from it (a binding by value would move out of the
 //! reference).
 
-/// Where a non-`biased` `select!` starts polling: the strategy's choice among the enabled
-/// branches (no decision when at most one is enabled).
+/// Where a non-`biased` `select!` starts polling, at its first poll: the strategy's choice
+/// among the enabled branches (no decision when at most one is enabled).
 #[doc(hidden)]
 pub async fn start(biased: bool, enabled: &[bool]) -> usize {
     let first = enabled.iter().position(|e| *e).unwrap_or(0);
@@ -23,12 +24,32 @@ pub async fn start(biased: bool, enabled: &[bool]) -> usize {
         return first;
     }
     let pick = sim::choose(count).await;
+    nth_enabled(enabled, pick).unwrap_or(first)
+}
+
+/// Where it starts at a later poll: tokio draws a new random start on every poll, so this is a
+/// decision again (in a stackful task, which can decide mid-poll; otherwise `previous`).
+#[doc(hidden)]
+pub fn restart(biased: bool, enabled: &[bool], previous: usize) -> usize {
+    let first = enabled.iter().position(|e| *e).unwrap_or(0);
+    let count = enabled.iter().filter(|e| **e).count();
+    if biased || count <= 1 {
+        return first;
+    }
+    match sim::choose_in_poll(count) {
+        Some(pick) => nth_enabled(enabled, pick).unwrap_or(first),
+        None => previous,
+    }
+}
+
+/// The index of the `pick`th enabled branch.
+fn nth_enabled(enabled: &[bool], pick: usize) -> Option<usize> {
     enabled
         .iter()
         .enumerate()
         .filter(|(_, e)| **e)
         .nth(pick)
-        .map_or(first, |(i, _)| i)
+        .map(|(i, _)| i)
 }
 
 /// Waits on several futures at once, as `tokio::select!` (see [`braid::tokio`](crate::tokio)).
@@ -121,8 +142,12 @@ macro_rules! __braid_tokio_select {
             $(
                 let mut $var = ::core::pin::pin!(::core::future::IntoFuture::into_future($f));
             )*
-            let __start = $crate::tokio::__select_start($b, &__enabled).await;
+            let mut __start = $crate::tokio::__select_start($b, &__enabled).await;
+            let mut __polled = false;
             ::core::future::poll_fn(|__cx| {
+                if ::core::mem::replace(&mut __polled, true) {
+                    __start = $crate::tokio::__select_restart($b, &__enabled, __start);
+                }
                 let __n = __enabled.len();
                 for __i in 0..__n {
                     let __branch = (__start + __i) % __n;

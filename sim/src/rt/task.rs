@@ -127,11 +127,19 @@ pub(crate) fn point(op: Op) -> Point {
     Point { op, token: None }
 }
 
-/// A scheduling point, parked lazily: polling it only records a request, and the task parks
+/// A scheduling point. In a stackful task it parks synchronously (`sync_point`): whether
+/// another task runs first is decided before the operation, inside the poll, so a ready
+/// operation is ready when polled (a `biased;` `select!` takes the branch tokio would) and the
+/// point never returns `Pending`.
+///
+/// In a stackless task it parks lazily: polling it only records a request, and the task parks
 /// once its whole poll has returned (`ModelTask`). So a future may be dropped while waiting
 /// here (a `select!` branch that lost, a `timeout` that fired), and one poll may reach several
 /// points (a `select!` polling each branch): the first request of a poll is the one parked on,
-/// and a point whose request was not parked on asks again when next polled.
+/// and a point whose request was not parked on asks again when next polled. A lazy point keeps
+/// the waker contract: polled with a waker that is not its task's own (a combinator's, such as
+/// `FuturesUnordered`'s), it wakes that waker, so the combinator polls it again once the task
+/// goes on.
 pub(crate) struct Point {
     op: Op,
     /// The request this point made, while it waits.
@@ -141,10 +149,13 @@ pub(crate) struct Point {
 impl Future for Point {
     type Output = usize;
 
-    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<usize> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
         let op = self.op;
         let token = self.token;
-        with_exec(|ex| {
+        if token.is_none() && coroutine::in_stackful() {
+            return Poll::Ready(sync_point(op));
+        }
+        let polled = with_exec(|ex| {
             let me = ex
                 .current
                 .expect("a scheduling point is reached by a running task");
@@ -160,8 +171,28 @@ impl Future for Point {
             }
             self.token = ex.request(op);
             Poll::Pending
-        })
+        });
+        if polled.is_pending() && !is_own_waker(cx.waker()) {
+            // Someone else's waker (a combinator polling this future among others): it must be
+            // woken for this future to be polled again once the task is granted its point.
+            cx.waker().wake_by_ref();
+        }
+        polled
     }
+}
+
+/// Whether `waker` is the running task's own (the one its body is polled with), which the
+/// baton resumes without being woken.
+fn is_own_waker(waker: &Waker) -> bool {
+    with_exec(|ex| {
+        let me = ex
+            .current
+            .expect("a scheduling point is reached by a running task");
+        ex.tasks[me.0]
+            .wake_flag
+            .as_ref()
+            .is_some_and(|flag| std::ptr::eq(Arc::as_ptr(flag).cast::<()>(), waker.data()))
+    })
 }
 
 /// Parks the running task at its point, for a model whose polls reach one point each
@@ -245,7 +276,12 @@ pub(crate) fn sync_point(op: Op) -> usize {
         ex.request = None;
         ex.request(op)
     });
-    let Some(token) = requested else { return 0 };
+    let Some(token) = requested else {
+        // The run is over: the task goes no further (it is unwound, never resumed), rather
+        // than run on through points that no longer park it.
+        coroutine::suspend();
+        return 0;
+    };
     coroutine::suspend();
     with_exec(|ex| {
         let Some(me) = ex.current else { return 0 };
