@@ -218,3 +218,17 @@ fn select_picks_its_start_at_every_poll() {
         assert_eq!(log[2], log[0], "the second poll started elsewhere: {log:?}");
     });
 }
+
+/// tokio may poll a task that yields again at once, before a task it just spawned has run.
+/// Cause: `yield_now` was fair, so the yielder never went on before the others had moved.
+#[test]
+fn yield_now_may_go_on_at_once() {
+    found("yield-now", "panic", || async {
+        let ran = Rc::new(std::cell::Cell::new(false));
+        let r = ran.clone();
+        let task = tokio::spawn(async move { r.set(true) });
+        tokio::task::yield_now().await;
+        assert!(ran.get(), "the spawned task had not run yet");
+        task.await.unwrap();
+    });
+}

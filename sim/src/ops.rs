@@ -21,6 +21,19 @@ pub async fn yield_now() {
     point(Op::YieldNow).await;
 }
 
+/// `tokio::task::yield_now` as tokio means it: the others may run first, or the yielder may be
+/// polled again at once, before they move. Going on at once is allowed once per cycle of
+/// yields: if its last yield went on at once, this one is fair (`yield_now`), so a spin-wait
+/// still lets the others move and stays finite for every strategy.
+pub async fn yield_like_tokio() {
+    with_exec(|ex| {
+        if let Some(me) = ex.current {
+            ex.tasks[me.0].yield_may_continue = true;
+        }
+    });
+    point(Op::YieldNow).await;
+}
+
 /// Data nondeterminism: a value in `0..n` chosen by the strategy (does this check fail?).
 pub async fn choose(n: usize) -> usize {
     assert!(n > 0, "choose needs at least one alternative");

@@ -52,6 +52,8 @@ struct Control {
     panic: Mutex<Option<Box<dyn Any + Send>>>,
     /// Its name and the panic's message, while nobody has observed the panic.
     unobserved: Mutex<Option<String>>,
+    /// The engine's task, once spawned (to cancel it at its next await).
+    task: Mutex<Option<sim::TaskId>>,
 }
 
 /// A waker slot or the output slot, locked.
@@ -78,6 +80,11 @@ impl Control {
             *s == ABORTING
         });
         if aborting {
+            if let Some(task) = *lock(&self.task) {
+                // A task parked at an await in the middle of its poll (a yield) unwinds from
+                // there when it goes on; one waiting on a waker is woken and dropped below.
+                sim::task::cancel(task);
+            }
             let waker = lock(&self.task_waker).take();
             if let Some(w) = waker {
                 w.wake();
@@ -159,14 +166,16 @@ where
         join_waker: Mutex::new(None),
         panic: Mutex::new(None),
         unobserved: Mutex::new(None),
+        task: Mutex::new(None),
     });
     let output = Arc::new(Mutex::new(None));
     // Through braid's front door, so the task is whatever kind of task braid's tasks are.
-    drop(crate::task::spawn(Abortable {
+    let handle = crate::task::spawn(Abortable {
         control: control.clone(),
         output: output.clone(),
         future: Some(Box::pin(future)),
-    }));
+    });
+    *lock(&control.task) = Some(handle.id());
     JoinHandle {
         control,
         output,
@@ -217,6 +226,12 @@ impl<F: Future> Future for Abortable<F> {
                 Poll::Ready(())
             }
             Err(payload) if sim::task::is_engine_unwind(&*payload) => panic::resume_unwind(payload),
+            Err(payload) if payload.is::<sim::task::Cancelled>() => {
+                // Aborted while parked at an await: dropped there, in its own step.
+                this.future = None;
+                this.control.end(CANCELLED);
+                Poll::Ready(())
+            }
             Err(payload) => {
                 // Dropped as tokio drops a panicked task's future, then handed to the joiner.
                 this.future = None;

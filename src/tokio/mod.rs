@@ -120,7 +120,24 @@ pub use crate::__braid_tokio_select as select;
 /// `tokio::task`: spawning, joining, aborting, yielding.
 pub mod task {
     pub use super::join::{spawn, AbortHandle, JoinError, JoinHandle};
-    pub use crate::task::yield_now;
+
+    /// Yields, as `tokio::task::yield_now`: the other tasks may run first, or this one may
+    /// be polled again at once, as tokio's runtime may do. Going on at once is allowed once
+    /// per cycle of yields (a yield right after one that went on at once is fair: the others
+    /// move first), so a spin-wait on `yield_now` is still proved, and one that can never make
+    /// progress is still a `livelock`.
+    ///
+    /// ```
+    /// use braid::tokio;
+    ///
+    /// braid::check(|| async {
+    ///     tokio::task::yield_now().await;
+    /// })
+    /// .assert_holds();
+    /// ```
+    pub async fn yield_now() {
+        sim::yield_like_tokio().await;
+    }
 }
 
 /// `tokio::sync`.

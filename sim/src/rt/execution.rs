@@ -333,6 +333,10 @@ impl Execution {
             done: None,
             last_granted: None,
             fair_wait: None,
+            yield_may_continue: false,
+            continued_yield: false,
+            skipping_yield: false,
+            cancelled: false,
             wake_flag: None,
             wake_obj: None,
             blocked: false,
@@ -942,9 +946,33 @@ impl Execution {
                     .any(|o| enabled.contains(&TaskId(o as usize)))
             })
         };
-        let (crashes, tasks): (Vec<TaskId>, Vec<TaskId>) =
-            enabled.iter().partition(|t| is_crash(&self.tasks[t.0]));
-        let mut eligible: Vec<TaskId> = tasks.iter().copied().filter(|&t| !waits(t)).collect();
+        // A tokio yield may go on at once (tokio may poll the yielder again before the
+        // others), but not twice in a row: a cycle of yields still lets the others move, so
+        // spin-waits stay finite and provable.
+        let waiting: Vec<(TaskId, bool, bool)> = enabled
+            .iter()
+            .map(|&t| {
+                let task = &self.tasks[t.0];
+                let may_skip = task.yield_may_continue && !task.continued_yield;
+                let waits = waits(t);
+                (t, waits && !may_skip, waits && may_skip)
+            })
+            .collect();
+        let mut eligible = Vec::with_capacity(enabled.len());
+        let mut crashes = Vec::new();
+        let mut all = Vec::with_capacity(enabled.len());
+        for (t, restricted, skipping) in waiting {
+            self.tasks[t.0].skipping_yield = skipping;
+            if is_crash(&self.tasks[t.0]) {
+                crashes.push(t);
+                continue;
+            }
+            all.push(t);
+            if !restricted {
+                eligible.push(t);
+            }
+        }
+        let tasks = all;
         if eligible.is_empty() {
             eligible = tasks;
         }
@@ -957,7 +985,10 @@ impl Execution {
     /// them, or by value without sleep sets.)
     fn fair_grant(&mut self, pick: TaskId, op: Op) {
         if op == Op::YieldNow {
-            self.tasks[pick.0].fair_wait = None;
+            let task = &mut self.tasks[pick.0];
+            task.fair_wait = None;
+            task.continued_yield = std::mem::take(&mut task.skipping_yield);
+            task.yield_may_continue = false;
             self.fair_yields -= 1;
         }
     }

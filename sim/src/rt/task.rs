@@ -46,6 +46,15 @@ pub(crate) struct Task {
     /// While it waits in a fair yield: the step from which the others' steps count, and the
     /// tasks that were enabled then (see `Execution::fair`).
     pub fair_wait: Option<FairWait>,
+    /// Its pending yield is tokio's (`sim::yield_like_tokio`): it may go on at once, before
+    /// the others move, unless its last yield already did.
+    pub yield_may_continue: bool,
+    /// Its last yield went on at once: its next one is fair.
+    pub continued_yield: bool,
+    /// It is eligible now only by going on at once from its yield (set by `Execution::fair`).
+    pub skipping_yield: bool,
+    /// Cancelled (`sim::task::cancel`): it unwinds at its next await that parks it.
+    pub cancelled: bool,
     /// The request (see `Point`) it is parked on, until the point that made it goes on.
     pub parked_token: Option<u64>,
     /// The node it belongs to (see `node`), and whether a crash killed it.
@@ -153,7 +162,11 @@ impl Future for Point {
         let op = self.op;
         let token = self.token;
         if token.is_none() && coroutine::in_stackful() {
-            return Poll::Ready(sync_point(op));
+            let choice = sync_point(op);
+            if matches!(op, Op::YieldNow | Op::Yield(_)) {
+                unwind_if_cancelled();
+            }
+            return Poll::Ready(choice);
         }
         let polled = with_exec(|ex| {
             let me = ex
@@ -178,6 +191,31 @@ impl Future for Point {
             cx.waker().wake_by_ref();
         }
         polled
+    }
+}
+
+/// The payload a cancelled stackful task unwinds with from an await that parked it (see
+/// `sim::task::cancel`): whoever runs the task catches it and ends the task as cancelled.
+#[derive(Debug)]
+pub struct Cancelled;
+
+/// Marks task `id` cancelled: a stackful task unwinds (`Cancelled`) when it goes on from the
+/// next await that parks it (a yield, an I/O point), where tokio would return `Pending` and
+/// drop an aborted task; the other kinds of task are cancelled by whoever polls them.
+pub fn cancel(id: TaskId) {
+    with_exec(|ex| {
+        if let Some(task) = ex.tasks.get_mut(id.0) {
+            task.cancelled = true;
+        }
+    });
+}
+
+/// Unwinds the running task if it was cancelled (not while it is unwinding already).
+fn unwind_if_cancelled() {
+    let cancelled = !std::thread::panicking()
+        && with_exec(|ex| ex.current.is_some_and(|me| ex.tasks[me.0].cancelled));
+    if cancelled {
+        panic::resume_unwind(Box::new(Cancelled));
     }
 }
 
