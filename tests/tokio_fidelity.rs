@@ -232,3 +232,44 @@ fn yield_now_may_go_on_at_once() {
         task.await.unwrap();
     });
 }
+
+/// On a real clock a task woken at 5 ms can still be slower than a 10 ms timeout. Cause:
+/// timers fired only when no task could run (tokio's paused clock), so the woken task always
+/// finished first. The clock may now jump to a pending deadline while a task can still run,
+/// once per run by default.
+#[test]
+fn a_slow_task_can_lose_to_its_timeout() {
+    found("clock-jump", "panic", || async {
+        let (tx, rx) = oneshot::channel::<u32>();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            let _ = tx.send(1);
+        });
+        let reply = tokio::time::timeout(std::time::Duration::from_millis(10), rx).await;
+        assert!(reply.is_ok(), "the reply lost to its timeout");
+    });
+    // On tokio's paused clock it holds.
+    let report = braid::check(|| async {
+        let (tx, rx) = oneshot::channel::<u32>();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            let _ = tx.send(1);
+        });
+        let reply = tokio::time::timeout(std::time::Duration::from_millis(10), rx).await;
+        assert!(reply.is_ok(), "the reply lost to its timeout");
+    })
+    .clock_jumps(0)
+    .strategy(Strategy::dfs(None))
+    .run();
+    assert!(
+        matches!(
+            report.outcome,
+            Outcome::Holds {
+                exhaustive: true,
+                ..
+            }
+        ),
+        "{:?}",
+        report.outcome
+    );
+}

@@ -129,6 +129,7 @@ pub fn run_once(
     )));
     exec.borrow_mut().stackful = model.stackful_tasks();
     exec.borrow_mut().crashes_left = model.crashes();
+    exec.borrow_mut().clock_jumps_left = model.clock_jumps();
     exec.borrow_mut().eager_points =
         model.one_point_per_poll() && !model.stackful_tasks() && model.crashes() == 0;
     let guard = rt::enter(exec.clone());

@@ -8,6 +8,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use crate::rt::op::{ObjState, Op};
+use crate::rt::task::point;
 use crate::rt::with_exec;
 
 /// A point in a run's virtual time (zero when the run begins).
@@ -116,8 +118,12 @@ impl Future for Sleep {
         match self.timer {
             Some(key) => with_exec(|ex| ex.update_timer(key, cx.waker())),
             None => {
-                let key = with_exec(|ex| ex.add_timer(deadline, cx.waker().clone()));
+                let (key, clock) =
+                    with_exec(|ex| (ex.add_timer(deadline, cx.waker().clone()), ex.wants_clock()));
                 self.timer = Some(key);
+                if clock {
+                    start_clock();
+                }
             }
         }
         Poll::Pending
@@ -130,6 +136,24 @@ impl Drop for Sleep {
             crate::rt::try_with_exec(|ex| ex.cancel_timer(key));
         }
     }
+}
+
+/// Starts the run's clock task, at its first timer when the run may jump its clock
+/// (`Model::clock_jumps`): each of its steps is a jump of virtual time to the next deadline
+/// while other tasks could still run. Like a node's crash task, it has no start step: it waits
+/// for its jump from the start, and each grant is one.
+fn start_clock() {
+    let obj = with_exec(|ex| ex.add_object("clock".into(), ObjState::Node));
+    let clock = crate::spawn("clock", async move {
+        loop {
+            with_exec(|ex| ex.jump_clock());
+            point(Op::ClockJump(obj)).await;
+        }
+    });
+    with_exec(|ex| {
+        ex.tasks[clock.0].pending = Some(Op::ClockJump(obj));
+        ex.clock_task = Some(clock);
+    });
 }
 
 /// The deadline of [`timeout`] passed before the future finished.

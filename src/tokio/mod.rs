@@ -28,7 +28,10 @@
 //! - [`time`]: `sleep`, `sleep_until`, `timeout`, `interval`, `Instant`, `Duration`, in virtual
 //!   time: a sleep never waits on the wall clock; when every task waits and timers are pending,
 //!   time jumps to the next deadline, and timers due at the same instant fire in an order the
-//!   strategy picks.
+//!   strategy picks. Time may also jump to the next deadline while a task can still run, once
+//!   per run by default ([`Check::clock_jumps`](crate::Check::clock_jumps)), as a real clock
+//!   moves on while a task is slow: so a reply woken at 5 ms can still lose to a 10 ms
+//!   timeout. `clock_jumps(0)` is tokio's paused clock.
 //!
 //! Every operation on a `sync` item is a scheduling point right before it touches shared state
 //! (with stackful tasks; until then, the points are where a task waits), and a task that must
@@ -64,9 +67,10 @@
 //!         time::sleep(Duration::from_millis(5)).await;
 //!         let _ = tx.send(1);
 //!     });
-//!     // The reply comes at 5 ms, well before the deadline: holds in every schedule.
+//!     // The reply comes at 5 ms, before the deadline: on a paused clock, in every schedule.
 //!     assert_eq!(time::timeout(Duration::from_millis(10), rx).await.unwrap().unwrap(), 1);
 //! })
+//! .clock_jumps(0)
 //! .assert_holds();
 //! ```
 

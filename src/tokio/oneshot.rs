@@ -49,8 +49,12 @@ pub struct Sender<T> {
 impl<T> Sender<T> {
     /// Sends the value, or gives it back if the receiver is gone.
     pub fn send(mut self, value: T) -> Result<(), T> {
+        // The point first: a task killed there (its node crashed) still drops a sender that
+        // holds the channel, so the receiver learns it is gone.
+        if let Some(chan) = &self.chan {
+            chan.seen.write_point();
+        }
         let chan = self.chan.take().expect("a sender sends once");
-        chan.seen.write_point();
         if chan.seen.with(|s| *s == 3) {
             return Err(value);
         }

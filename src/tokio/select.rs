@@ -68,8 +68,11 @@ fn nth_enabled(enabled: &[bool], pick: usize) -> Option<usize> {
 ///         v = rx => v.ok(),
 ///         _ = time::sleep(Duration::from_millis(50)) => None,
 ///     };
+///     // On a paused clock the reply at 5 ms always wins; with the default clock jump, the
+///     // 50 ms deadline may fire first while the replier is slow.
 ///     assert_eq!(got, Some(7));
 /// })
+/// .clock_jumps(0)
 /// .assert_holds();
 /// ```
 #[doc(hidden)]

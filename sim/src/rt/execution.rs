@@ -119,6 +119,10 @@ pub(crate) struct Execution {
     /// crash killed (see `node`).
     nodes: Vec<(String, ObjId)>,
     pub crashes_left: usize,
+    /// How many more times virtual time may jump ahead of a task that can still run.
+    pub clock_jumps_left: usize,
+    /// The task whose steps are clock jumps, once a timer exists (see `time::start_clock`).
+    pub clock_task: Option<TaskId>,
     victims: Vec<TaskId>,
     /// The running task returned `Pending` to let the runtime drop a crash's victims, keeping
     /// the baton.
@@ -176,6 +180,8 @@ impl Execution {
             parked_in_slice: false,
             nodes: Vec::new(),
             crashes_left: 0,
+            clock_jumps_left: 0,
+            clock_task: None,
             victims: Vec::new(),
             reschedule: false,
         }
@@ -749,6 +755,9 @@ impl Execution {
         if self.crashes_left > 0 && !enabled.is_empty() {
             self.enable_crashes(&mut enabled);
         }
+        if self.clock_jumps_left > 0 && !enabled.is_empty() && !self.timers.is_empty() {
+            self.enable_clock_jump(&mut enabled);
+        }
         if enabled.is_empty() {
             self.enabled = enabled;
             self.end_blocked();
@@ -788,7 +797,13 @@ impl Execution {
         });
         // A crash task is never the one that goes on by default: once it has crashed a node,
         // moving off it is no preemption and staying on it would be another crash.
-        let prev = prev.filter(|p| !matches!(self.tasks[p.0].pending, Some(Op::Crash(_))));
+        // The same for the clock task.
+        let prev = prev.filter(|p| {
+            !matches!(
+                self.tasks[p.0].pending,
+                Some(Op::Crash(_) | Op::ClockJump(_))
+            )
+        });
         let view = PickView {
             step: self.steps,
             enabled: &enabled,
@@ -823,7 +838,8 @@ impl Execution {
             .expect("an enabled task is parked");
         // A crash is the strategy's intervention, never what a task asked for: it counts as a
         // preemption, so bounds limit crashes too and the shrinker drops the unneeded ones.
-        let preempted = preempted || matches!(op, Op::Crash(_));
+        // So is a clock jump: time running ahead of a task that could still move.
+        let preempted = preempted || matches!(op, Op::Crash(_) | Op::ClockJump(_));
         if preempted {
             self.preempted_steps.push(self.steps);
         }
@@ -916,6 +932,27 @@ impl Execution {
         // enabled task, is never a crash.
     }
 
+    /// Adds the clock task, after the tasks proper (a strategy's default pick is never a jump).
+    fn enable_clock_jump(&mut self, enabled: &mut Vec<TaskId>) {
+        if let Some(clock) = self.clock_task {
+            if matches!(self.tasks[clock.0].pending, Some(Op::ClockJump(_))) {
+                enabled.push(clock);
+            }
+        }
+    }
+
+    /// The clock task's step: virtual time jumps to the next deadline and its timers fire,
+    /// while other tasks could still have run first.
+    pub(crate) fn jump_clock(&mut self) {
+        self.clock_jumps_left = self.clock_jumps_left.saturating_sub(1);
+        self.advance_time();
+    }
+
+    /// Whether a clock task should be started now: the run may jump its clock and has none.
+    pub(crate) fn wants_clock(&self) -> bool {
+        self.clock_jumps_left > 0 && self.clock_task.is_none() && !self.is_over()
+    }
+
     /// Keeps in `enabled` only the tasks a fair scheduler may pick (loom's `Yield` state,
     /// CHESS's fairness): a task in a fair yield waits until every task that was enabled when
     /// it yielded has taken a step since, or is no longer enabled. Some task always remains (the
@@ -925,7 +962,7 @@ impl Execution {
         let steps = self.steps;
         // A node's crash is no task to be fair to: no one waits for it, and it never runs
         // just because the others wait (see `enable_crashes`).
-        let is_crash = |t: &Task| matches!(t.pending, Some(Op::Crash(_)));
+        let is_crash = |t: &Task| matches!(t.pending, Some(Op::Crash(_) | Op::ClockJump(_)));
         for &t in enabled.iter() {
             let task = &self.tasks[t.0];
             if task.pending == Some(Op::YieldNow) && task.fair_wait.is_none() {

@@ -175,8 +175,8 @@ pub struct Permit<'a, T> {
 impl<T> Permit<'_, T> {
     /// Sends `value` in the reserved slot (dropped if the receiver is gone).
     pub fn send(mut self, value: T) {
-        self.used = true;
         self.chan.state.write_point();
+        self.used = true;
         let _ = self.chan.push(value, false);
         self.chan.reserve_slot(-1);
     }
@@ -200,8 +200,11 @@ pub struct OwnedPermit<T> {
 impl<T> OwnedPermit<T> {
     /// Sends `value` in the reserved slot and hands the sender back.
     pub fn send(mut self, value: T) -> Sender<T> {
+        // The point before the permit gives up its sender: killed there, it still frees its slot.
+        if let Some(sender) = &self.sender {
+            sender.chan.state.write_point();
+        }
         let sender = self.sender.take().expect("an unused permit");
-        sender.chan.state.write_point();
         let _ = sender.chan.push(value, false);
         sender.chan.reserve_slot(-1);
         sender
@@ -209,8 +212,10 @@ impl<T> OwnedPermit<T> {
 
     /// Gives the slot back unused, and the sender.
     pub fn release(mut self) -> Sender<T> {
+        if let Some(sender) = &self.sender {
+            sender.chan.state.write_point();
+        }
         let sender = self.sender.take().expect("an unused permit");
-        sender.chan.state.write_point();
         sender.chan.reserve_slot(-1);
         sender.chan.free_slot();
         sender
