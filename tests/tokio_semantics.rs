@@ -161,3 +161,61 @@ async fn a_biased_select_takes_a_ready_first_branch() {
     };
     assert_eq!(got, Some(2));
 }
+
+#[braid::test]
+async fn a_mutex_debug_shows_its_value_or_that_it_is_locked() {
+    let mutex = Mutex::new(5);
+    assert_eq!(format!("{mutex:?}"), "Mutex { data: 5 }");
+    let guard = mutex.lock().await;
+    assert_eq!(format!("{mutex:?}"), "Mutex { data: <locked> }");
+    drop(guard);
+}
+
+#[braid::test]
+async fn a_sleep_is_elapsed_once_polled_past_its_deadline() {
+    let now = tokio::time::Instant::now();
+    let mut sleep = std::pin::pin!(tokio::time::sleep_until(now));
+    assert!(!sleep.is_elapsed(), "not before its first poll, as tokio's");
+    sleep.as_mut().await;
+    assert!(sleep.is_elapsed());
+}
+
+#[braid::test]
+async fn a_broadcast_receivers_len_counts_what_it_lagged_behind() {
+    let (tx, mut rx) = tokio::sync::broadcast::channel::<u32>(2);
+    for i in 0..3 {
+        tx.send(i).unwrap();
+    }
+    assert_eq!(rx.len(), 3, "lagged values count, as tokio's");
+    assert!(matches!(
+        rx.recv().await,
+        Err(tokio::sync::broadcast::error::RecvError::Lagged(1))
+    ));
+    assert_eq!(rx.len(), 2);
+}
+
+/// The message of the panic a check's body hit.
+fn panic_of(body: impl Fn() + Send + Sync + Clone + 'static) -> String {
+    let report = braid::check(move || {
+        let body = body.clone();
+        async move { body() }
+    })
+    .run();
+    match report.outcome {
+        Outcome::Failed(f) => f.message,
+        other => panic!("no panic: {other:?}"),
+    }
+}
+
+#[test]
+fn limits_panic_as_tokios_do() {
+    let message = panic_of(|| {
+        let _ = tokio::sync::broadcast::channel::<u32>(usize::MAX / 2 + 1);
+    });
+    assert!(message.contains("usize::MAX / 2"), "{message}");
+    let message = panic_of(|| {
+        let sem = tokio::sync::Semaphore::new(1);
+        sem.add_permits(tokio::sync::Semaphore::MAX_PERMITS);
+    });
+    assert!(message.contains("MAX_PERMITS"), "{message}");
+}

@@ -68,6 +68,14 @@ pub fn watch(monitor: std::rc::Rc<dyn crate::Monitor>) {
     with_exec(|ex| ex.watched.push(monitor));
 }
 
+/// The running task's name (`task#2`), for messages; `?` outside a task.
+pub fn current_task_name() -> String {
+    with_exec(|ex| match ex.current {
+        Some(t) => ex.tasks[t.0].name.to_string(),
+        None => "?".to_string(),
+    })
+}
+
 /// Whether a run is in progress on this thread and can take note of an operation (a guard or a
 /// channel half dropped while the runtime tears down a finished run cannot).
 pub fn engine_running() -> bool {

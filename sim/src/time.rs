@@ -59,6 +59,7 @@ pub fn sleep(duration: Duration) -> Sleep {
     Sleep {
         deadline: Deadline::After(duration),
         timer: None,
+        fired: false,
     }
 }
 
@@ -67,6 +68,7 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep {
         deadline: Deadline::At(deadline.0),
         timer: None,
+        fired: false,
     }
 }
 
@@ -82,6 +84,8 @@ enum Deadline {
 pub struct Sleep {
     deadline: Deadline,
     timer: Option<(Duration, u64)>,
+    /// A poll found it elapsed.
+    fired: bool,
 }
 
 impl Sleep {
@@ -93,9 +97,16 @@ impl Sleep {
         }
     }
 
-    /// Whether its deadline has passed.
+    /// Whether it has elapsed: its timer fired, or a poll found the deadline passed (as
+    /// tokio's, not merely the clock being past the deadline before the first poll).
     pub fn is_elapsed(&self) -> bool {
-        matches!(self.deadline, Deadline::At(d) if with_exec(|ex| ex.now) >= d)
+        if self.fired {
+            return true;
+        }
+        match self.timer {
+            Some(key) => with_exec(|ex| !ex.timer_pending(key)),
+            None => false,
+        }
     }
 }
 
@@ -113,6 +124,7 @@ impl Future for Sleep {
             if let Some(key) = self.timer.take() {
                 with_exec(|ex| ex.cancel_timer(key));
             }
+            self.fired = true;
             return Poll::Ready(());
         }
         match self.timer {

@@ -107,6 +107,10 @@ impl<T> Chan<T> {
 /// ```
 pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     assert!(capacity > 0, "broadcast channel capacity cannot be zero");
+    assert!(
+        capacity <= usize::MAX >> 1,
+        "broadcast channel capacity exceeded `usize::MAX / 2`"
+    );
     let capacity = capacity.next_power_of_two();
     let chan = Arc::new(Chan {
         meta: Shared::new(
@@ -295,11 +299,9 @@ impl<T> Receiver<T> {
     /// How many values this receiver has yet to read (those still held).
     pub fn len(&self) -> usize {
         self.chan.meta.read_point();
-        let held = self.chan.buffer().len() as u64;
-        self.chan.meta.with(|m| {
-            let head = m.tail - held;
-            (m.tail - self.next.max(head)) as usize
-        })
+        // Lagged values count too, as tokio's: a length past the capacity means the next
+        // `recv` reports the lag.
+        self.chan.meta.with(|m| (m.tail - self.next) as usize)
     }
 
     /// Whether this receiver has read everything held.

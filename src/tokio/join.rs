@@ -21,7 +21,6 @@ use std::fmt;
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
-use std::rc::Rc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
@@ -50,8 +49,8 @@ struct Control {
     join_waker: Mutex<Option<Waker>>,
     /// The task's panic, until its joiner takes it.
     panic: Mutex<Option<Box<dyn Any + Send>>>,
-    /// Its name and the panic's message, while nobody has observed the panic.
-    unobserved: Mutex<Option<String>>,
+    /// The engine's number for its panic, while nobody has observed it.
+    unobserved: Mutex<Option<u64>>,
     /// The engine's task, once spawned (to cancel it at its next await).
     task: Mutex<Option<sim::TaskId>>,
 }
@@ -98,19 +97,22 @@ impl Control {
             .with(|s| matches!(*s, FINISHED | CANCELLED | JOINED | PANICKED))
     }
 
-    /// The task panicked with `payload`: its joiner will get it, and the run fails at its end
-    /// unless someone does.
-    fn panicked(self: &Arc<Self>, payload: Box<dyn Any + Send>) {
+    /// The task panicked with `payload`: its joiner will get it, and the run fails when it
+    /// ends unless someone does (`sim::task::panic_caught`).
+    fn panicked(&self, payload: Box<dyn Any + Send>) {
         let message = sim::task::take_last_panic().unwrap_or_else(|| panic_text(&*payload));
-        *lock(&self.unobserved) = Some(message);
+        let name = sim::current_task_name();
+        let id = sim::task::panic_caught(format!("task {name} panicked: {message}"));
+        *lock(&self.unobserved) = Some(id);
         *lock(&self.panic) = Some(payload);
-        sim::watch(Rc::new(UnobservedPanic(self.clone())));
         self.end(PANICKED);
     }
 
     /// The joiner takes the panic: observed.
     fn take_panic(&self) -> Option<Box<dyn Any + Send>> {
-        lock(&self.unobserved).take();
+        if let Some(id) = lock(&self.unobserved).take() {
+            sim::task::panic_observed(id);
+        }
         lock(&self.panic).take()
     }
 }
@@ -122,24 +124,6 @@ fn panic_text(payload: &(dyn Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic with a non-string payload".to_string())
-}
-
-/// Fails the run at its end if a task's panic was never observed through its `JoinHandle`.
-struct UnobservedPanic(Arc<Control>);
-
-impl sim::Monitor for UnobservedPanic {
-    fn at_quiescence(&self) -> Option<sim::Violation> {
-        let message = lock(&self.0.unobserved).clone()?;
-        Some(sim::Violation {
-            invariant: "panic".to_string(),
-            message: format!(
-                "a spawned task panicked and nobody observed it through its JoinHandle: \
-                 {message} (tokio would only print this; braid fails the run, stricter than \
-                 tokio, so that a task that died does not pass unseen)"
-            ),
-            step: 0,
-        })
-    }
 }
 
 /// Spawns a task, as `tokio::spawn` (named `task`, `task#2`, ... in traces). Unlike tokio's,

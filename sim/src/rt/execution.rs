@@ -81,6 +81,10 @@ pub(crate) struct Execution {
     main: Option<TaskId>,
     /// Monitors registered during the run (`sim::watch`), judged at quiescence after the model's.
     pub watched: Vec<std::rc::Rc<dyn crate::model::Monitor>>,
+    /// Task panics caught for a joiner that has not taken them yet (see
+    /// `sim::task::panic_caught`), by number, with their messages.
+    pub unobserved_panics: std::collections::BTreeMap<u64, String>,
+    next_panic: u64,
     /// Tasks parked in a fair yield (see `fair`).
     pub fair_yields: usize,
     /// Tasks blocked on a waker: while none is, a decision reads no wake flag (`collect_wakes`
@@ -159,6 +163,8 @@ impl Execution {
             end: None,
             main: None,
             watched: Vec::new(),
+            unobserved_panics: std::collections::BTreeMap::new(),
+            next_panic: 0,
             fair_yields: 0,
             blocked_tasks: 0,
             yielded_fairly: false,
@@ -417,6 +423,11 @@ impl Execution {
         }
     }
 
+    /// Whether the timer `key` is still waiting to fire.
+    pub(crate) fn timer_pending(&self, key: (std::time::Duration, u64)) -> bool {
+        self.timers.contains_key(&key)
+    }
+
     pub(crate) fn cancel_timer(&mut self, key: (std::time::Duration, u64)) {
         self.timers.remove(&key);
     }
@@ -641,6 +652,7 @@ impl Execution {
         if self.end.is_some() {
             return;
         }
+        let end = self.blame_unobserved_panic(end);
         if let Some(trace) = &mut self.trace {
             let text = match &end {
                 End::Quiescent => "quiescent: no task can run and none is stuck".to_string(),
@@ -674,6 +686,39 @@ impl Execution {
             message,
             step,
         }));
+    }
+
+    /// A task panic caught for its joiner: its number, to say when the joiner takes it.
+    pub(crate) fn panic_caught(&mut self, message: String) -> u64 {
+        self.next_panic += 1;
+        self.unobserved_panics.insert(self.next_panic, message);
+        self.next_panic
+    }
+
+    /// A run that ends with a task's panic nobody took (quiescent, or stuck because of it)
+    /// fails with that panic: the root cause, before the deadlock or the end it led to.
+    /// (tokio would only print it; braid is stricter, and says so.)
+    fn blame_unobserved_panic(&mut self, end: End) -> End {
+        let Some(panic) = self.unobserved_panics.values().next() else {
+            return end;
+        };
+        let after = match &end {
+            End::Quiescent => "the run ended without anyone taking it".to_string(),
+            End::Violation(v)
+                if matches!(&*v.invariant, "deadlock" | "livelock" | "step-bound") =>
+            {
+                format!("the run then ended in {}: {}", v.invariant, v.message)
+            }
+            _ => return end,
+        };
+        End::Violation(Violation {
+            invariant: "panic".to_string(),
+            message: format!(
+                "{panic}; nobody observed it through its JoinHandle, and {after} (tokio would \
+                 only print the panic; braid fails the run)"
+            ),
+            step: self.steps,
+        })
     }
 
     /// The running task parks on `op`; the strategy picks who runs next.

@@ -399,6 +399,20 @@ pub fn take_last_panic() -> Option<String> {
     LAST_PANIC.with(|p| p.borrow_mut().take())
 }
 
+/// A task's panic was caught to be handed to its joiner (`message` says which task and why):
+/// until `panic_observed` says the joiner took it, a run that ends fails with it (see
+/// `Execution::finish`). Returns its number.
+pub fn panic_caught(message: String) -> u64 {
+    with_exec(|ex| ex.panic_caught(message))
+}
+
+/// The joiner took the caught panic number `id`.
+pub fn panic_observed(id: u64) {
+    super::try_with_exec(|ex| {
+        ex.unobserved_panics.remove(&id);
+    });
+}
+
 /// Whether a panic payload caught in a task is the engine unwinding an abandoned task (its run
 /// is over, or its node crashed): it must be resumed (`std::panic::resume_unwind`), never kept.
 pub fn is_engine_unwind(payload: &(dyn std::any::Any + Send)) -> bool {

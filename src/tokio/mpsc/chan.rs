@@ -174,11 +174,12 @@ impl<T> Chan<T> {
         }
         self.state.write_point();
         self.close();
-        let queued = self.state.with_mut(|c| {
+        let (queued, waker) = self.state.with_mut(|c| {
             c.rx_dropped = true;
-            std::mem::take(&mut c.queue)
+            (std::mem::take(&mut c.queue), c.rx_waker.take())
         });
-        drop(queued);
+        // The receiver's waker goes with it (it would keep its task alive).
+        drop((queued, waker));
     }
 
     /// Whether the receiver closed the channel or is gone.
