@@ -64,15 +64,25 @@
 //! .assert_holds();
 //! ```
 
+mod barrier;
+mod blocking;
 mod broadcast;
 mod join;
+mod join_macro;
+mod join_set;
+mod local_set;
 mod mpsc;
 mod mutex;
 mod notify;
+mod once_cell;
 mod oneshot;
+mod pin;
 mod rwlock;
 mod select;
 mod semaphore;
+mod set_once;
+mod task_local;
+mod time_control;
 mod wait_list;
 mod watch;
 
@@ -80,6 +90,80 @@ pub use join::spawn;
 
 #[doc(hidden)]
 pub use select::start as __select_start;
+
+#[doc(hidden)]
+pub mod __join_private {
+    pub use super::join_macro::{maybe_done, MaybeDone, TryOutput};
+}
+
+#[doc(hidden)]
+pub mod __task_local_private {
+    pub use super::task_local::Slots;
+}
+
+/// Waits on several futures concurrently in the current task until all complete, as
+/// `tokio::join!`: each poll polls every unfinished branch, starting one further along each
+/// time, or in the order written with `biased;`.
+///
+/// ```
+/// use braid::tokio;
+///
+/// braid::check(|| async {
+///     let (a, b) = tokio::join!(async { 1 }, tokio::spawn(async { 2 }));
+///     assert_eq!((a, b.unwrap()), (1, 2));
+/// })
+/// .assert_holds();
+/// ```
+#[doc(inline)]
+pub use crate::__braid_tokio_join as join;
+
+/// Waits on several `Result` futures concurrently until all succeed or one fails, as
+/// `tokio::try_join!`.
+///
+/// ```
+/// use braid::tokio;
+///
+/// braid::check(|| async {
+///     let r: Result<(u8, u8), ()> = tokio::try_join!(async { Ok(1) }, async { Ok(2) });
+///     assert_eq!(r, Ok((1, 2)));
+/// })
+/// .assert_holds();
+/// ```
+#[doc(inline)]
+pub use crate::__braid_tokio_try_join as try_join;
+
+/// Declares task-local keys, as `tokio::task_local!` (a value per task, set by
+/// `KEY.scope(value, future)`).
+///
+/// ```
+/// use braid::tokio;
+///
+/// tokio::task_local! {
+///     static ID: u32;
+/// }
+///
+/// braid::check(|| async {
+///     assert_eq!(ID.scope(9, async { ID.get() }).await, 9);
+/// })
+/// .assert_holds();
+/// ```
+#[doc(inline)]
+pub use crate::__braid_tokio_task_local as task_local;
+
+/// Pins values on the stack, as `tokio::pin!`.
+///
+/// ```
+/// use braid::tokio;
+///
+/// braid::check(|| async {
+///     let f = async { 1 };
+///     tokio::pin!(f);
+///     assert_eq!(f.await, 1);
+/// })
+/// .assert_holds();
+/// ```
+#[doc(inline)]
+pub use crate::__braid_tokio_pin as pin;
 
 /// Waits on several futures at once, as `tokio::select!`: the first to complete whose output
 /// matches its pattern wins, the others are dropped (cancelled) before its handler runs.
@@ -109,14 +193,26 @@ pub use select::start as __select_start;
 #[doc(inline)]
 pub use crate::__braid_tokio_select as select;
 
-/// `tokio::task`: spawning, joining, aborting, yielding.
+/// `tokio::task`: spawning, joining, aborting, yielding; `JoinSet`, `LocalSet`, task-locals.
 pub mod task {
+    pub use super::blocking::spawn_blocking;
     pub use super::join::{spawn, AbortHandle, JoinError, JoinHandle};
+    pub use super::join_set::JoinSet;
+    pub use super::local_set::{spawn_local, LocalEnterGuard, LocalSet};
+    pub use super::task_local::{AccessError, LocalKey};
     pub use crate::task::yield_now;
+
+    /// `tokio::task::futures`.
+    pub mod futures {
+        pub use crate::tokio::task_local::TaskLocalFuture;
+    }
 }
 
 /// `tokio::sync`.
 pub mod sync {
+    pub use super::barrier::{Barrier, BarrierWaitResult};
+    pub use super::once_cell::{OnceCell, SetError};
+    pub use super::set_once::{SetOnce, SetOnceError};
     pub use super::mutex::{Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
     pub use super::notify::{Notified, Notify};
     pub use super::rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -155,6 +251,8 @@ pub mod time {
         interval, sleep, sleep_until, timeout, Elapsed, Instant, Interval, Sleep, Timeout,
     };
     pub use std::time::Duration;
+
+    pub use super::time_control::{advance, pause, resume};
 
     /// `tokio::time::error`.
     pub mod error {

@@ -83,8 +83,15 @@ macro_rules! __braid_tokio_select {
         $crate::__braid_tokio_select!(@emit $b; [$($br)*]; { $e })
     };
     // A branch's pattern is complete at its `=`.
+    // A block handler, with or without a comma after it (two arms: `$(,)? $($rest:tt)*`
+    // would be ambiguous when a comma follows).
     (@branch $b:tt; [$($br:tt)*]; [$id:tt $($ids:tt)*]; [$($p:tt)+];
-        = $f:expr, if $c:expr => $h:block $(,)? $($rest:tt)*) => {
+        = $f:expr, if $c:expr => $h:block, $($rest:tt)*) => {
+        $crate::__braid_tokio_select!(@branch $b; [$($br)* [$id [$($p)+] ($f) ($c) ($h)]];
+            [$($ids)*]; []; $($rest)*)
+    };
+    (@branch $b:tt; [$($br:tt)*]; [$id:tt $($ids:tt)*]; [$($p:tt)+];
+        = $f:expr, if $c:expr => $h:block $($rest:tt)*) => {
         $crate::__braid_tokio_select!(@branch $b; [$($br)* [$id [$($p)+] ($f) ($c) ($h)]];
             [$($ids)*]; []; $($rest)*)
     };
@@ -94,7 +101,12 @@ macro_rules! __braid_tokio_select {
             [$($ids)*]; []; $($($rest)*)?)
     };
     (@branch $b:tt; [$($br:tt)*]; [$id:tt $($ids:tt)*]; [$($p:tt)+];
-        = $f:expr => $h:block $(,)? $($rest:tt)*) => {
+        = $f:expr => $h:block, $($rest:tt)*) => {
+        $crate::__braid_tokio_select!(@branch $b; [$($br)* [$id [$($p)+] ($f) (true) ($h)]];
+            [$($ids)*]; []; $($rest)*)
+    };
+    (@branch $b:tt; [$($br:tt)*]; [$id:tt $($ids:tt)*]; [$($p:tt)+];
+        = $f:expr => $h:block $($rest:tt)*) => {
         $crate::__braid_tokio_select!(@branch $b; [$($br)* [$id [$($p)+] ($f) (true) ($h)]];
             [$($ids)*]; []; $($rest)*)
     };
@@ -206,4 +218,26 @@ macro_rules! __braid_clean_pattern {
     ($($p:tt)+) => {
         $crate::__braid_clean_pattern!(@ [] [] $($p)+)
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tokio::{self, sync::oneshot};
+
+    /// tokio's syntax: block handlers followed by a comma, the last one too.
+    #[test]
+    fn block_handlers_with_commas() {
+        crate::check(|| async {
+            let (tx, rx) = oneshot::channel::<u32>();
+            tx.send(4).unwrap();
+            let got = tokio::select! {
+                biased;
+                v = rx => { v.unwrap() },
+                _ = std::future::pending::<()>(), if false => { 0 },
+                _ = std::future::pending::<()>() => { 1 },
+            };
+            assert_eq!(got, 4);
+        })
+        .assert_holds();
+    }
 }
