@@ -252,7 +252,7 @@ pub mod time {
     };
     pub use std::time::Duration;
 
-    pub use super::time_control::{advance, pause, resume};
+    pub use super::time_control::{advance, pause, resume, timeout_at};
 
     /// `tokio::time::error`.
     pub mod error {

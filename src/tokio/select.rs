@@ -129,7 +129,9 @@ macro_rules! __braid_tokio_select {
         }
         // Preconditions first, then every future (a disabled branch's too, never polled).
         let mut __enabled = [$($c),*];
-        let __output = {
+        // `mut`: a `ref mut` binding in a winning pattern borrows the output mutably.
+        #[allow(unused_mut)]
+        let mut __output = {
             $(
                 let mut $var = ::core::pin::pin!(::core::future::IntoFuture::into_future($f));
             )*
@@ -237,6 +239,21 @@ mod tests {
                 _ = std::future::pending::<()>() => { 1 },
             };
             assert_eq!(got, 4);
+        })
+        .assert_holds();
+    }
+
+    /// tokio's syntax: a `ref mut` binding in a branch's pattern.
+    #[test]
+    fn ref_mut_pattern() {
+        crate::check(|| async {
+            let got = tokio::select! {
+                Some(ref mut s) = async { Some(String::from("a")) } => {
+                    s.push('b');
+                    s.clone()
+                },
+            };
+            assert_eq!(got, "ab");
         })
         .assert_holds();
     }

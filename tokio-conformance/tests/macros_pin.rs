@@ -1,0 +1,19 @@
+
+
+
+use braid::tokio;
+use tokio_conformance::tokio_test;
+
+async fn one() {}
+async fn two() {}
+
+#[braid::test(runs = 100, time = 1)]
+async fn multi_pin() {
+    tokio::pin! {
+        let f1 = one();
+        let f2 = two();
+    }
+
+    (&mut f1).await;
+    (&mut f2).await;
+}
