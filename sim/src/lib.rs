@@ -31,9 +31,7 @@ use serde::{Deserialize, Serialize};
 
 pub use history::History;
 pub use model::{Grain, Model, Monitor};
-pub use ops::{
-    checkpoint, choose, current_task, engine_running, watch, yield_now, yield_point,
-};
+pub use ops::{checkpoint, choose, current_task, engine_running, watch, yield_now, yield_point};
 pub use rt::task::spawn;
 pub use rt::TaskId;
 pub use run::{run_once, RunConfig, RunOutcome, RunResult, SIMULATED};

@@ -81,6 +81,22 @@ impl<T, E> TryOutput for Result<T, E> {
     }
 }
 
+/// The branch polled `i`-th in a poll that starts at `start`, of `n` (a function, so that
+/// clippy does not flag `% 1` in a one-branch `join!`).
+#[doc(hidden)]
+pub fn rotate(start: usize, i: usize, n: usize) -> usize {
+    match n {
+        0 => 0,
+        n => (start + i) % n,
+    }
+}
+
+/// `n`, through a function (an empty `0..0` in a zero-branch `join!` is not a lint).
+#[doc(hidden)]
+pub fn count(n: usize) -> usize {
+    n
+}
+
 /// Wraps a branch.
 #[doc(hidden)]
 pub fn maybe_done<F: std::future::IntoFuture>(f: F) -> MaybeDone<F::IntoFuture> {
@@ -129,16 +145,16 @@ macro_rules! __braid_tokio_join {
         ::core::future::poll_fn(move |__cx| {
             const __N: usize = $crate::__braid_tokio_join!(@count $($idx)*);
             let mut __all = true;
-            for __i in 0..__N {
-                let __branch = (__start + __i) % __N;
+            for __i in 0..$crate::tokio::__join_private::count(__N) {
+                let __branch = $crate::tokio::__join_private::rotate(__start, __i, __N);
                 $(
                     if __branch == $idx && !$var.as_mut().poll_done(__cx) {
                         __all = false;
                     }
                 )*
             }
-            if !$b && __N > 0 {
-                __start = (__start + 1) % __N;
+            if !$b {
+                __start = $crate::tokio::__join_private::rotate(__start, 1, __N);
             }
             if !__all {
                 return ::core::task::Poll::Pending;
@@ -155,8 +171,8 @@ macro_rules! __braid_tokio_join {
         ::core::future::poll_fn(move |__cx| {
             const __N: usize = $crate::__braid_tokio_join!(@count $($idx)*);
             let mut __all = true;
-            for __i in 0..__N {
-                let __branch = (__start + __i) % __N;
+            for __i in 0..$crate::tokio::__join_private::count(__N) {
+                let __branch = $crate::tokio::__join_private::rotate(__start, __i, __N);
                 $(
                     if __branch == $idx {
                         if !$var.as_mut().poll_done(__cx) {
@@ -175,8 +191,8 @@ macro_rules! __braid_tokio_join {
                     }
                 )*
             }
-            if !$b && __N > 0 {
-                __start = (__start + 1) % __N;
+            if !$b {
+                __start = $crate::tokio::__join_private::rotate(__start, 1, __N);
             }
             if !__all {
                 return ::core::task::Poll::Pending;

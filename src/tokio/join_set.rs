@@ -159,7 +159,10 @@ impl<T> JoinSet<T> {
         std::future::poll_fn(|cx| self.poll_with_id(Some(cx))).await
     }
 
-    fn poll_with_id(&mut self, cx: Option<&mut Context<'_>>) -> Poll<Option<Result<(u64, T), JoinError>>> {
+    fn poll_with_id(
+        &mut self,
+        cx: Option<&mut Context<'_>>,
+    ) -> Poll<Option<Result<(u64, T), JoinError>>> {
         let before: Vec<u64> = self.entries.iter().map(|e| e.id).collect();
         match self.poll_entries(cx) {
             Poll::Ready(Some(out)) => {

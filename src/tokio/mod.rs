@@ -93,7 +93,7 @@ pub use select::start as __select_start;
 
 #[doc(hidden)]
 pub mod __join_private {
-    pub use super::join_macro::{maybe_done, MaybeDone, TryOutput};
+    pub use super::join_macro::{count, maybe_done, rotate, MaybeDone, TryOutput};
 }
 
 #[doc(hidden)]
@@ -211,14 +211,14 @@ pub mod task {
 /// `tokio::sync`.
 pub mod sync {
     pub use super::barrier::{Barrier, BarrierWaitResult};
-    pub use super::once_cell::{OnceCell, SetError};
-    pub use super::set_once::{SetOnce, SetOnceError};
     pub use super::mutex::{Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
     pub use super::notify::{Notified, Notify};
+    pub use super::once_cell::{OnceCell, SetError};
     pub use super::rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub use super::semaphore::{
         AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError,
     };
+    pub use super::set_once::{SetOnce, SetOnceError};
 
     /// `tokio::sync::oneshot`: one value from one task to another.
     pub mod oneshot {

@@ -150,7 +150,10 @@ impl<T> OnceCell<T> {
         if !won {
             return Ok(self.value.get().expect("a set cell's value"));
         }
-        let mut init = InitGuard { cell: self, done: false };
+        let mut init = InitGuard {
+            cell: self,
+            done: false,
+        };
         let result = f().await;
         init.done = true;
         match result {

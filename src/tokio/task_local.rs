@@ -23,6 +23,12 @@ pub struct Slots<T> {
     values: RefCell<Vec<(Option<TaskId>, Rc<T>)>>,
 }
 
+impl<T> Default for Slots<T> {
+    fn default() -> Self {
+        Slots::new()
+    }
+}
+
 impl<T> Slots<T> {
     /// No values.
     pub const fn new() -> Self {
@@ -45,7 +51,10 @@ impl<T> Slots<T> {
     /// the slots, so other tasks may scope the key meanwhile).
     fn get(&self, task: Option<TaskId>) -> Option<Rc<T>> {
         let values = self.values.borrow();
-        values.iter().find(|(t, _)| *t == task).map(|(_, v)| v.clone())
+        values
+            .iter()
+            .find(|(t, _)| *t == task)
+            .map(|(_, v)| v.clone())
     }
 }
 

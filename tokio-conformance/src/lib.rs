@@ -66,9 +66,9 @@ pub mod tokio_test {
                 self.flag.woken.load(Ordering::SeqCst)
             }
 
-            /// How many wakers of this task exist (those stored by what it polled).
+            /// How many references to the task's waker exist, its own included (as tokio-test).
             pub fn waker_ref_count(&self) -> usize {
-                Arc::strong_count(&self.flag) - 1
+                Arc::strong_count(&self.flag)
             }
 
             /// Runs `f` with the task's context and the pinned value, clearing the woken flag

@@ -8,7 +8,6 @@ use std::sync::Arc;
 #[cfg(target_pointer_width = "64")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
-
 use tokio::sync::{oneshot, Semaphore};
 use tokio_test::{assert_pending, assert_ready, task};
 
@@ -131,6 +130,7 @@ async fn join_does_not_allow_tasks_to_starve() {
 }
 
 #[braid::test(runs = 100, time = 1)]
+#[ignore = "engine: branches of one task that each reach yield_now in one poll: only the first request of a poll is granted, so one branch advances per poll; tokio's yield_now wakes at once and every branch advances each poll (poll order differs)"]
 async fn a_different_future_is_polled_first_every_time_poll_fn_is_polled() {
     let poll_order = Arc::new(std::sync::Mutex::new(vec![]));
 
@@ -161,6 +161,7 @@ async fn a_different_future_is_polled_first_every_time_poll_fn_is_polled() {
 }
 
 #[braid::test(runs = 100, time = 1)]
+#[ignore = "engine: branches of one task that each reach yield_now in one poll: only the first request of a poll is granted, so one branch advances per poll; tokio's yield_now wakes at once and every branch advances each poll (poll order differs)"]
 async fn futures_are_polled_in_order_in_biased_mode() {
     let poll_order = Arc::new(std::sync::Mutex::new(vec![]));
 
@@ -193,6 +194,7 @@ async fn futures_are_polled_in_order_in_biased_mode() {
 
 #[braid::test(runs = 100, time = 1)]
 #[cfg(target_pointer_width = "64")]
+#[ignore = "asserts tokio's join! future size in bytes"]
 async fn join_size_biased() {
     use futures::future;
     use std::mem;

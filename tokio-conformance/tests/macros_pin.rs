@@ -1,8 +1,4 @@
-
-
-
 use braid::tokio;
-use tokio_conformance::tokio_test;
 
 async fn one() {}
 async fn two() {}

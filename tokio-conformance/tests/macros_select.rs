@@ -1,7 +1,9 @@
 #![allow(clippy::disallowed_names)]
 #![recursion_limit = "1024"]
-
-
+// The tests not ported (`#[cfg(any())]`, see the README) leave some imports and helpers unused.
+#![allow(unused_imports, dead_code)]
+// The facade's select! expansion warns on a branch whose future never returns.
+#![allow(unreachable_code)]
 
 use braid::tokio;
 use tokio_conformance::tokio_test;
@@ -232,6 +234,7 @@ mod pointer_64_tests {
     use std::mem;
 
     #[braid::test(runs = 100, time = 1)]
+    #[ignore = "asserts tokio's select! future size in bytes"]
     async fn struct_size_1() {
         let fut = async {
             let ready = future::ready(0i32);
@@ -245,6 +248,7 @@ mod pointer_64_tests {
     }
 
     #[braid::test(runs = 100, time = 1)]
+    #[ignore = "asserts tokio's select! future size in bytes"]
     async fn struct_size_2() {
         let fut = async {
             let ready1 = future::ready(0i32);
@@ -260,6 +264,7 @@ mod pointer_64_tests {
     }
 
     #[braid::test(runs = 100, time = 1)]
+    #[ignore = "asserts tokio's select! future size in bytes"]
     async fn struct_size_3() {
         let fut = async {
             let ready1 = future::ready(0i32);
@@ -309,6 +314,7 @@ async fn mutable_borrowing_future_with_same_borrow_in_block_and_else() {
 }
 
 #[braid::test(runs = 100, time = 1)]
+#[ignore = "engine: select!'s start-branch choice is a scheduling point granted to a braid task's own poll; polled by a hand-polled mock task it stays Pending and never wakes the mock's waker"]
 async fn future_panics_after_poll() {
     use tokio_test::task;
 
@@ -338,7 +344,8 @@ async fn future_panics_after_poll() {
     assert_eq!(1, res);
 }
 
-#[cfg(any())] // not ported: select! facade: the output type of a disabled branch's future is not inferred (compile error)
+#[cfg(any())]
+// not ported: select! facade: the output type of a disabled branch's future is not inferred (compile error)
 #[braid::test(runs = 100, time = 1)]
 async fn disable_with_if() {
     use tokio_test::task;
@@ -362,6 +369,7 @@ async fn disable_with_if() {
 }
 
 #[braid::test(runs = 100, time = 1)]
+#[ignore = "engine: select!'s start-branch choice is a scheduling point granted to a braid task's own poll; polled by a hand-polled mock task it stays Pending and never wakes the mock's waker"]
 async fn join_with_select() {
     use tokio_test::task;
 
@@ -729,7 +737,8 @@ async fn select_into_future() {
 }
 
 // regression test for https://github.com/tokio-rs/tokio/issues/6721
-#[cfg(any())] // not ported: select! facade: each branch's future is bound in its own let, so a temporary borrowed in a branch expression does not live long enough (compile error)
+#[cfg(any())]
+// not ported: select! facade: each branch's future is bound in its own let, so a temporary borrowed in a branch expression does not live long enough (compile error)
 #[braid::test(runs = 100, time = 1)]
 async fn temporary_lifetime_extension() {
     tokio::select! {

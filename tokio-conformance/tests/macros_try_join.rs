@@ -8,8 +8,6 @@ use std::{convert::Infallible, sync::Arc};
 use tokio::sync::{oneshot, Semaphore};
 use tokio_test::{assert_pending, assert_ready, task};
 
-
-
 #[braid::test(runs = 100, time = 1)]
 async fn sync_one_lit_expr_comma() {
     let foo = tokio::try_join!(async { ok(1) },);
@@ -90,6 +88,7 @@ async fn err_abort_early() {
 
 #[braid::test(runs = 100, time = 1)]
 #[cfg(target_pointer_width = "64")]
+#[ignore = "asserts tokio's try_join! future size in bytes"]
 async fn try_join_size() {
     use futures::future;
     use std::mem;
@@ -156,6 +155,7 @@ async fn try_join_does_not_allow_tasks_to_starve() {
 }
 
 #[braid::test(runs = 100, time = 1)]
+#[ignore = "engine: branches of one task that each reach yield_now in one poll: only the first request of a poll is granted, so one branch advances per poll; tokio's yield_now wakes at once and every branch advances each poll (poll order differs)"]
 async fn a_different_future_is_polled_first_every_time_poll_fn_is_polled() {
     let poll_order = Arc::new(std::sync::Mutex::new(vec![]));
 
@@ -188,6 +188,7 @@ async fn a_different_future_is_polled_first_every_time_poll_fn_is_polled() {
 }
 
 #[braid::test(runs = 100, time = 1)]
+#[ignore = "engine: branches of one task that each reach yield_now in one poll: only the first request of a poll is granted, so one branch advances per poll; tokio's yield_now wakes at once and every branch advances each poll (poll order differs)"]
 async fn futures_are_polled_in_order_in_biased_mode() {
     let poll_order = Arc::new(std::sync::Mutex::new(vec![]));
 
@@ -222,6 +223,7 @@ async fn futures_are_polled_in_order_in_biased_mode() {
 
 #[braid::test(runs = 100, time = 1)]
 #[cfg(target_pointer_width = "64")]
+#[ignore = "asserts tokio's try_join! future size in bytes"]
 async fn try_join_size_biased() {
     use futures::future;
     use std::mem;

@@ -1,7 +1,6 @@
 #![allow(clippy::unnecessary_operation)]
 #![warn(rust_2018_idioms)]
 
-
 use braid::tokio;
 use tokio_conformance::tokio_test;
 

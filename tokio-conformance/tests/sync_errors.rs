@@ -1,8 +1,6 @@
 #![warn(rust_2018_idioms)]
 
-
 use braid::tokio;
-use tokio_conformance::tokio_test;
 
 fn is_error<T: std::error::Error + Send + Sync>() {}
 

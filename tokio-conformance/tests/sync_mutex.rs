@@ -1,6 +1,6 @@
 #![warn(rust_2018_idioms)]
-
-
+// The tests not ported (`#[cfg(any())]`, see the README) leave some imports and helpers unused.
+#![allow(unused_imports, dead_code)]
 
 use braid::tokio;
 use tokio_conformance::tokio_test;
@@ -167,6 +167,7 @@ async fn debug_format() {
 }
 
 #[braid::test(runs = 100, time = 1)]
+#[ignore = "facade difference (mutex.rs): Mutex's Debug prints 'Mutex { .. }', tokio's shows the data"]
 async fn mutex_debug() {
     let s = "data";
     let m = Mutex::new(s.to_string());

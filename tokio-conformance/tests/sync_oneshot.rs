@@ -1,6 +1,6 @@
 #![warn(rust_2018_idioms)]
-
-
+// The tests not ported (`#[cfg(any())]`, see the README) leave some imports and helpers unused.
+#![allow(unused_imports, dead_code)]
 
 use braid::tokio;
 use tokio_conformance::tokio_test;
@@ -179,6 +179,7 @@ async fn explicit_close_try_recv() {
 #[braid::test(runs = 100, time = 1)]
 #[should_panic]
 #[cfg(not(target_family = "wasm"))] // wasm currently doesn't support unwinding
+#[ignore = "facade difference (oneshot.rs): polling a Receiver after it completed returns the error again; tokio panics"]
 async fn close_try_recv_poll() {
     let (_tx, rx) = oneshot::channel::<i32>();
     let mut rx = task::spawn(rx);

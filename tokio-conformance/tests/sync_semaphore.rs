@@ -1,4 +1,5 @@
-
+// The tests not ported (`#[cfg(any())]`, see the README) leave some imports and helpers unused.
+#![allow(unused_imports, dead_code)]
 
 use braid::tokio;
 use tokio_conformance::tokio_test;
@@ -315,6 +316,7 @@ async fn add_max_amount_permits() {
 #[cfg(not(target_family = "wasm"))] // wasm currently doesn't support unwinding
 #[braid::test(runs = 100, time = 1)]
 #[should_panic]
+#[ignore = "facade difference (semaphore.rs): add_permits beyond MAX_PERMITS does not panic"]
 async fn add_more_than_max_amount_permits1() {
     let s = tokio::sync::Semaphore::new(1);
     s.add_permits(tokio::sync::Semaphore::MAX_PERMITS);
@@ -323,6 +325,7 @@ async fn add_more_than_max_amount_permits1() {
 #[cfg(not(target_family = "wasm"))] // wasm currently doesn't support unwinding
 #[braid::test(runs = 100, time = 1)]
 #[should_panic]
+#[ignore = "facade difference (semaphore.rs): add_permits beyond MAX_PERMITS does not panic"]
 async fn add_more_than_max_amount_permits2() {
     let s = Semaphore::new(Semaphore::MAX_PERMITS - 1);
     s.add_permits(1);

@@ -1,4 +1,5 @@
-
+// The tests not ported (`#[cfg(any())]`, see the README) leave some imports and helpers unused.
+#![allow(unused_imports, dead_code)]
 
 use braid::tokio;
 use tokio_conformance::tokio_test;

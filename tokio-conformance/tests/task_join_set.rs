@@ -1,7 +1,8 @@
 #![warn(rust_2018_idioms)]
+// The tests not ported (`#[cfg(any())]`, see the README) leave some imports and helpers unused.
+#![allow(unused_imports, dead_code)]
 
 use braid::tokio;
-use tokio_conformance::tokio_test;
 
 use futures::future::{pending, FutureExt};
 use std::panic;
@@ -238,6 +239,7 @@ async fn join_all() {
 
 #[cfg(panic = "unwind")]
 #[braid::test(runs = 100, time = 1)]
+#[ignore = "a panicking task ends the braid run as its failure (tokio hands the panic to join_all)"]
 async fn task_panics() {
     let mut set: JoinSet<()> = JoinSet::new();
 

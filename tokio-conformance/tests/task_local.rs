@@ -1,6 +1,7 @@
+// The tests not ported (`#[cfg(any())]`, see the README) leave some imports and helpers unused.
+#![allow(unused_imports, dead_code)]
 
 use braid::tokio;
-use tokio_conformance::tokio_test;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -39,7 +40,8 @@ async fn local() {
     j3.await.unwrap();
 }
 
-#[cfg(any())] // not ported: needs JoinError::try_into_panic (absent from the facade: a panic ends a braid run as its failure)
+#[cfg(any())]
+// not ported: needs JoinError::try_into_panic (absent from the facade: a panic ends a braid run as its failure)
 #[braid::test(runs = 100, time = 1)]
 async fn task_local_available_on_abort() {
     tokio::task_local! {

@@ -1,4 +1,6 @@
 #![warn(rust_2018_idioms)]
+// The tests not ported (`#[cfg(any())]`, see the README) leave some imports and helpers unused.
+#![allow(unused_imports, dead_code)]
 
 use braid::tokio;
 use tokio_conformance::tokio_test;
@@ -274,6 +276,7 @@ mod block_in_place_cases {
 
 #[cfg(not(target_os = "wasi"))] // Wasi doesn't support threads
 #[braid::test(runs = 100, time = 1)]
+#[ignore = "braid difference: spawn_blocking runs its closure as a task on the run's thread (no blocking pool)"]
 async fn local_threadpool_blocking_run() {
     thread_local! {
         static ON_RT_THREAD: Cell<bool> = const { Cell::new(false) };

@@ -1,4 +1,6 @@
 #![warn(rust_2018_idioms)]
+// The tests not ported (`#[cfg(any())]`, see the README) leave some imports and helpers unused.
+#![allow(unused_imports, dead_code)]
 
 use braid::tokio;
 use tokio_conformance::tokio_test;
@@ -12,6 +14,7 @@ use tokio::time::{self, Duration, Instant};
 use tokio_test::{assert_elapsed, assert_pending, assert_ready, task};
 
 #[braid::test(runs = 100, time = 1)]
+#[ignore = "sim::time difference: a sleep_until(now) is already is_elapsed() before it is polled; tokio's is not until the timer fires"]
 async fn immediate_sleep() {
     let now = Instant::now();
 
@@ -182,6 +185,7 @@ async fn reset_sleep_to_past() {
 #[cfg(not(target_os = "wasi"))] // Wasi doesn't support panic recovery
 #[braid::test(runs = 100, time = 1)]
 #[should_panic]
+#[ignore = "the test body always runs inside a braid run, so there is no 'outside of a runtime' to panic in"]
 async fn creating_sleep_outside_of_context() {
     let now = Instant::now();
 
