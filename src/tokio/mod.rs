@@ -20,15 +20,20 @@
 //! What is here:
 //! - [`spawn`], [`task`]: `spawn`, `yield_now`, [`JoinHandle`](task::JoinHandle) (await it,
 //!   `abort`, `is_finished`, `abort_handle`), [`JoinError`](task::JoinError)
-//!   (`is_cancelled`).
+//!   (`is_cancelled`), [`JoinSet`](task::JoinSet), `spawn_blocking` and `spawn_local` (each an
+//!   ordinary task), [`LocalSet`](task::LocalSet), task-locals
+//!   ([`task_local!`](crate::tokio::task_local)).
+//! - [`join!`](crate::tokio::join), [`try_join!`](crate::tokio::try_join),
+//!   [`pin!`](crate::tokio::pin).
 //! - [`sync`]: `Mutex`, `RwLock`, `Semaphore` (fair, FIFO, as tokio's), `Notify`, `oneshot`,
-//!   `mpsc` (bounded, with back-pressure and `reserve`; unbounded), `watch`, `broadcast`.
+//!   `mpsc` (bounded, with back-pressure and `reserve`; unbounded), `watch`, `broadcast`,
+//!   `Barrier`, `OnceCell`, `SetOnce`.
 //! - [`select!`](crate::tokio::select): random branch order as a scheduling decision,
 //!   `biased;`, `, if` preconditions, `else`; the losing branches are dropped.
 //! - [`time`]: `sleep`, `sleep_until`, `timeout`, `interval`, `Instant`, `Duration`, in virtual
 //!   time: a sleep never waits on the wall clock; when every task waits and timers are pending,
 //!   time jumps to the next deadline, and timers due at the same instant fire in an order the
-//!   strategy picks.
+//!   strategy picks; `pause`, `resume` (no-ops: the clock is always virtual) and `advance`.
 //!
 //! Every operation on a `sync` item is a scheduling point right before it touches shared state
 //! (with stackful tasks; until then, the points are where a task waits), and a task that must
