@@ -161,3 +161,35 @@ impl BarrierWaitResult {
         self.0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::tokio::{self, sync::Barrier};
+
+    /// Three tasks, two generations: exactly one leader per release.
+    #[test]
+    fn one_leader_per_release() {
+        crate::check(|| async {
+            let barrier = Arc::new(Barrier::new(3));
+            let mut tasks = Vec::new();
+            for _ in 0..3 {
+                let b = barrier.clone();
+                tasks.push(tokio::spawn(async move {
+                    let first = b.wait().await.is_leader();
+                    let second = b.wait().await.is_leader();
+                    (first as u32, second as u32)
+                }));
+            }
+            let mut leaders = (0, 0);
+            for t in tasks {
+                let (a, b) = t.await.unwrap();
+                leaders = (leaders.0 + a, leaders.1 + b);
+            }
+            assert_eq!(leaders, (1, 1));
+        })
+        .runs(2_000)
+        .assert_holds();
+    }
+}

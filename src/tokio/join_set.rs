@@ -296,3 +296,40 @@ impl<T: 'static, F: Future<Output = T> + 'static> Extend<F> for JoinSet<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::tokio::{sync::oneshot, task::JoinSet};
+
+    /// Tasks are joined in the order they finish; dropping the set aborts what is left.
+    #[test]
+    fn completion_order_and_drop_aborts() {
+        crate::check(|| async {
+            let (go_tx, go_rx) = oneshot::channel::<()>();
+            let mut set = JoinSet::new();
+            set.spawn(async move {
+                go_rx.await.unwrap();
+                1
+            });
+            set.spawn(async { 2 });
+            assert_eq!(set.join_next().await.unwrap().unwrap(), 2);
+            go_tx.send(()).unwrap();
+            assert_eq!(set.join_next().await.unwrap().unwrap(), 1);
+            assert!(set.join_next().await.is_none());
+
+            let (held_tx, held_rx) = oneshot::channel::<()>();
+            let mut set = JoinSet::new();
+            set.spawn(async move {
+                let _held = held_tx;
+                std::future::pending::<()>().await;
+            });
+            drop(set);
+            assert!(
+                held_rx.await.is_err(),
+                "the aborted task dropped its sender"
+            );
+        })
+        .runs(2_000)
+        .assert_holds();
+    }
+}

@@ -201,3 +201,31 @@ impl fmt::Debug for LocalSet {
 /// The guard of [`LocalSet::enter`].
 #[derive(Debug)]
 pub struct LocalEnterGuard(());
+
+#[cfg(test)]
+mod tests {
+    use crate::tokio::{sync::oneshot, task::LocalSet};
+
+    /// Dropping the set aborts its tasks; awaiting it waits for them.
+    #[test]
+    fn drop_aborts_await_waits() {
+        crate::check(|| async {
+            let (held_tx, held_rx) = oneshot::channel::<()>();
+            let local = LocalSet::new();
+            local.spawn_local(async move {
+                let _held = held_tx;
+                std::future::pending::<()>().await;
+            });
+            drop(local);
+            assert!(held_rx.await.is_err());
+
+            let (tx, rx) = oneshot::channel::<u32>();
+            let local = LocalSet::new();
+            local.spawn_local(async move { tx.send(5).unwrap() });
+            local.await;
+            assert_eq!(rx.await.unwrap(), 5);
+        })
+        .runs(2_000)
+        .assert_holds();
+    }
+}

@@ -314,3 +314,33 @@ impl<T> fmt::Display for SetError<T> {
 }
 
 impl<T: fmt::Debug> std::error::Error for SetError<T> {}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::tokio::{self, sync::OnceCell};
+
+    /// An initializer that is cancelled lets the next one run; `set` during an initializer
+    /// fails with `InitializingError`.
+    #[test]
+    fn cancelled_initializer_passes_the_turn() {
+        crate::check(|| async {
+            let cell = Arc::new(OnceCell::new());
+            let c = cell.clone();
+            let stuck =
+                tokio::spawn(async move { *c.get_or_init(|| std::future::pending::<u32>()).await });
+            let c = cell.clone();
+            let other = tokio::spawn(async move { *c.get_or_init(|| async { 2 }).await });
+            if let Err(e) = cell.set(3) {
+                assert!(e.is_initializing_err() || e.is_already_init_err());
+            }
+            stuck.abort();
+            let got = other.await.unwrap();
+            assert!(got == 2 || got == 3);
+            assert_eq!(cell.get(), Some(&got));
+        })
+        .runs(2_000)
+        .assert_holds();
+    }
+}

@@ -278,3 +278,39 @@ impl fmt::Display for AccessError {
 }
 
 impl std::error::Error for AccessError {}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::tokio::{self, sync::Notify};
+
+    crate::tokio::task_local! {
+        static KEY: u32;
+    }
+
+    /// A task that parks in the middle of a poll (at `notify_one`, a synchronous scheduling
+    /// point) does not leak its value into the task that runs meanwhile.
+    #[test]
+    fn values_stay_with_their_task_across_a_park_mid_poll() {
+        crate::check(|| async {
+            let notify = Arc::new(Notify::new());
+            let mut tasks = Vec::new();
+            for v in [1u32, 2] {
+                let n = notify.clone();
+                tasks.push(tokio::spawn(KEY.scope(v, async move {
+                    n.notify_one();
+                    assert_eq!(KEY.get(), v);
+                    n.notify_one();
+                    KEY.get()
+                })));
+            }
+            for (t, v) in tasks.into_iter().zip([1u32, 2]) {
+                assert_eq!(t.await.unwrap(), v);
+            }
+            assert!(KEY.try_get().is_err());
+        })
+        .runs(2_000)
+        .assert_holds();
+    }
+}
