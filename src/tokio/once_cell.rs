@@ -329,7 +329,7 @@ mod tests {
             let cell = Arc::new(OnceCell::new());
             let c = cell.clone();
             let stuck =
-                tokio::spawn(async move { *c.get_or_init(|| std::future::pending::<u32>()).await });
+                tokio::spawn(async move { *c.get_or_init(std::future::pending::<u32>).await });
             let c = cell.clone();
             let other = tokio::spawn(async move { *c.get_or_init(|| async { 2 }).await });
             if let Err(e) = cell.set(3) {
