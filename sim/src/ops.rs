@@ -83,3 +83,12 @@ pub fn engine_running() -> bool {
     crate::rt::try_with_exec(|ex| running = !ex.is_over());
     running
 }
+
+/// The task running now in the run in progress on this thread, if any (what a task-local value
+/// is keyed by: tasks run stackful, so a thread-local alone would leak into a task that runs
+/// while another is parked in the middle of a poll).
+pub fn current_task() -> Option<crate::TaskId> {
+    let mut task = None;
+    crate::rt::try_with_exec(|ex| task = ex.current);
+    task
+}

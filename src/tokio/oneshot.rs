@@ -20,6 +20,8 @@ struct Chan<T> {
     seen: Shared<u8>,
     value: Mutex<Option<T>>,
     waker: Mutex<Option<Waker>>,
+    /// Whoever awaits `Sender::closed`.
+    tx_waker: Mutex<Option<Waker>>,
 }
 
 fn lock<T>(slot: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -32,6 +34,7 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
         seen: Shared::new(sim::sync::auto_name("oneshot"), 0u8),
         value: Mutex::new(None),
         waker: Mutex::new(None),
+        tx_waker: Mutex::new(None),
     });
     (
         Sender {
@@ -74,6 +77,34 @@ impl<T> Sender<T> {
             c.seen.with(|s| *s == 3)
         })
     }
+
+    /// Waits until the receiver is dropped or [closed](Receiver::close), as tokio's.
+    ///
+    /// ```
+    /// use braid::tokio::{self, sync::oneshot};
+    ///
+    /// braid::check(|| async {
+    ///     let (mut tx, rx) = oneshot::channel::<u32>();
+    ///     tokio::spawn(async move { drop(rx) });
+    ///     tx.closed().await;
+    ///     assert!(tx.is_closed());
+    /// })
+    /// .assert_holds();
+    /// ```
+    pub async fn closed(&mut self) {
+        let Some(chan) = self.chan.clone() else {
+            return;
+        };
+        std::future::poll_fn(|cx| {
+            chan.seen.read_point();
+            if chan.seen.with(|s| *s == 3) {
+                return Poll::Ready(());
+            }
+            *lock(&chan.tx_waker) = Some(cx.waker().clone());
+            Poll::Pending
+        })
+        .await
+    }
 }
 
 impl<T> Drop for Sender<T> {
@@ -101,12 +132,39 @@ pub struct Receiver<T> {
 }
 
 impl<T> Receiver<T> {
+    /// Closes the channel without dropping the receiver: a later `send` fails, and a value
+    /// sent before is still received, as tokio's.
+    ///
+    /// ```
+    /// use braid::tokio::sync::oneshot;
+    ///
+    /// braid::check(|| async {
+    ///     let (tx, mut rx) = oneshot::channel::<u32>();
+    ///     rx.close();
+    ///     assert_eq!(tx.send(1), Err(1));
+    ///     assert!(rx.await.is_err());
+    /// })
+    /// .assert_holds();
+    /// ```
+    pub fn close(&mut self) {
+        self.chan.seen.write_point();
+        self.chan.seen.with_mut(|s| {
+            if *s == 0 {
+                *s = 3;
+            }
+        });
+        let waker = lock(&self.chan.tx_waker).take();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
     /// The value if it has been sent, without waiting.
     pub fn try_recv(&mut self) -> Result<T, error::TryRecvError> {
         self.chan.seen.write_point();
         match self.chan.seen.with(|s| *s) {
             1 => Ok(self.take()),
-            2 => Err(error::TryRecvError::Closed),
+            2 | 3 => Err(error::TryRecvError::Closed),
             _ => Err(error::TryRecvError::Empty),
         }
     }
@@ -124,7 +182,7 @@ impl<T> Future for Receiver<T> {
         self.chan.seen.write_point();
         match self.chan.seen.with(|s| *s) {
             1 => Poll::Ready(Ok(self.take())),
-            2 => Poll::Ready(Err(error::RecvError(()))),
+            2 | 3 => Poll::Ready(Err(error::RecvError(()))),
             _ => {
                 // The waker it replaces is dropped outside the slot's lock: a waker's drop may
                 // reach this channel again.
@@ -145,6 +203,10 @@ impl<T> Drop for Receiver<T> {
                     *s = 3;
                 }
             });
+        }
+        let waker = lock(&self.chan.tx_waker).take();
+        if let Some(w) = waker {
+            w.wake();
         }
     }
 }

@@ -107,8 +107,15 @@ macro_rules! __braid_tokio_select {
         $crate::__braid_tokio_select!(@emit $b; [$($br)*]; { $e })
     };
     // A branch's pattern is complete at its `=`.
+    // A block handler, with or without a comma after it (two arms: `$(,)? $($rest:tt)*`
+    // would be ambiguous when a comma follows).
     (@branch $b:tt; [$($br:tt)*]; [$id:tt $($ids:tt)*]; [$($p:tt)+];
-        = $f:expr, if $c:expr => $h:block $(,)? $($rest:tt)*) => {
+        = $f:expr, if $c:expr => $h:block, $($rest:tt)*) => {
+        $crate::__braid_tokio_select!(@branch $b; [$($br)* [$id [$($p)+] ($f) ($c) ($h)]];
+            [$($ids)*]; []; $($rest)*)
+    };
+    (@branch $b:tt; [$($br:tt)*]; [$id:tt $($ids:tt)*]; [$($p:tt)+];
+        = $f:expr, if $c:expr => $h:block $($rest:tt)*) => {
         $crate::__braid_tokio_select!(@branch $b; [$($br)* [$id [$($p)+] ($f) ($c) ($h)]];
             [$($ids)*]; []; $($rest)*)
     };
@@ -118,7 +125,12 @@ macro_rules! __braid_tokio_select {
             [$($ids)*]; []; $($($rest)*)?)
     };
     (@branch $b:tt; [$($br:tt)*]; [$id:tt $($ids:tt)*]; [$($p:tt)+];
-        = $f:expr => $h:block $(,)? $($rest:tt)*) => {
+        = $f:expr => $h:block, $($rest:tt)*) => {
+        $crate::__braid_tokio_select!(@branch $b; [$($br)* [$id [$($p)+] ($f) (true) ($h)]];
+            [$($ids)*]; []; $($rest)*)
+    };
+    (@branch $b:tt; [$($br:tt)*]; [$id:tt $($ids:tt)*]; [$($p:tt)+];
+        = $f:expr => $h:block $($rest:tt)*) => {
         $crate::__braid_tokio_select!(@branch $b; [$($br)* [$id [$($p)+] ($f) (true) ($h)]];
             [$($ids)*]; []; $($rest)*)
     };
@@ -141,7 +153,9 @@ macro_rules! __braid_tokio_select {
         }
         // Preconditions first, then every future (a disabled branch's too, never polled).
         let mut __enabled = [$($c),*];
-        let __output = {
+        // `mut`: a `ref mut` binding in a winning pattern borrows the output mutably.
+        #[allow(unused_mut)]
+        let mut __output = {
             $(
                 let mut $var = ::core::pin::pin!(::core::future::IntoFuture::into_future($f));
             )*
@@ -234,4 +248,41 @@ macro_rules! __braid_clean_pattern {
     ($($p:tt)+) => {
         $crate::__braid_clean_pattern!(@ [] [] $($p)+)
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tokio::{self, sync::oneshot};
+
+    /// tokio's syntax: block handlers followed by a comma, the last one too.
+    #[test]
+    fn block_handlers_with_commas() {
+        crate::check(|| async {
+            let (tx, rx) = oneshot::channel::<u32>();
+            tx.send(4).unwrap();
+            let got = tokio::select! {
+                biased;
+                v = rx => { v.unwrap() },
+                _ = std::future::pending::<()>(), if false => { 0 },
+                _ = std::future::pending::<()>() => { 1 },
+            };
+            assert_eq!(got, 4);
+        })
+        .assert_holds();
+    }
+
+    /// tokio's syntax: a `ref mut` binding in a branch's pattern.
+    #[test]
+    fn ref_mut_pattern() {
+        crate::check(|| async {
+            let got = tokio::select! {
+                Some(ref mut s) = async { Some(String::from("a")) } => {
+                    s.push('b');
+                    s.clone()
+                },
+            };
+            assert_eq!(got, "ab");
+        })
+        .assert_holds();
+    }
 }
