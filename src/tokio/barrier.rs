@@ -101,6 +101,7 @@ impl Future for Wait<'_> {
         match this.generation {
             None => {
                 state.write_point();
+                let mut stale = None;
                 let arrived = state.with_mut(|c| {
                     c.arrived += 1;
                     if c.arrived == c.n {
@@ -108,9 +109,11 @@ impl Future for Wait<'_> {
                         c.generation += 1;
                         return Err(c.waiters.take_all());
                     }
-                    c.waiters.register(&mut this.ticket, cx.waker());
+                    stale = c.waiters.register(&mut this.ticket, cx.waker());
                     Ok(c.generation)
                 });
+                // Outside the state's borrow: a waker's drop may reach this barrier again.
+                drop(stale);
                 match arrived {
                     Err(wakers) => {
                         wake_all(wakers);
@@ -124,13 +127,15 @@ impl Future for Wait<'_> {
             }
             Some(generation) => {
                 state.read_point();
+                let mut stale = None;
                 let released = state.with_mut(|c| {
                     if c.generation != generation {
                         return true;
                     }
-                    c.waiters.register(&mut this.ticket, cx.waker());
+                    stale = c.waiters.register(&mut this.ticket, cx.waker());
                     false
                 });
+                drop(stale);
                 if released {
                     this.ticket = None;
                     Poll::Ready(BarrierWaitResult(false))

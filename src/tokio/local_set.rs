@@ -159,14 +159,18 @@ impl Future for LocalSet {
         let this = &mut *self;
         this.core.read_point();
         let ticket = &mut this.ticket;
-        this.core.with_mut(|c| {
+        let mut stale = None;
+        let ready = this.core.with_mut(|c| {
             if c.live == 0 {
-                c.waiters.remove(ticket.take());
+                stale = c.waiters.remove(ticket.take());
                 return Poll::Ready(());
             }
-            c.waiters.register(ticket, cx.waker());
+            stale = c.waiters.register(ticket, cx.waker());
             Poll::Pending
-        })
+        });
+        // Outside the state's borrow: a waker's drop may reach this set again.
+        drop(stale);
+        ready
     }
 }
 

@@ -204,21 +204,25 @@ impl<T> Future for Turn<'_, T> {
         let state = &this.cell.state;
         state.write_point();
         let ticket = &mut this.ticket;
-        state.with_mut(|c| match c.state {
+        let mut stale = None;
+        let ready = state.with_mut(|c| match c.state {
             SET => {
-                c.waiters.remove(ticket.take());
+                stale = c.waiters.remove(ticket.take());
                 Poll::Ready(false)
             }
             EMPTY => {
-                c.waiters.remove(ticket.take());
+                stale = c.waiters.remove(ticket.take());
                 c.state = INITIALIZING;
                 Poll::Ready(true)
             }
             _ => {
-                c.waiters.register(ticket, cx.waker());
+                stale = c.waiters.register(ticket, cx.waker());
                 Poll::Pending
             }
-        })
+        });
+        // Outside the state's borrow: a waker's drop may reach this cell again.
+        drop(stale);
+        ready
     }
 }
 

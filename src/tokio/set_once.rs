@@ -138,14 +138,17 @@ impl<'a, T> Future for SetOnceWait<'a, T> {
         let cell = this.cell;
         cell.state.write_point();
         let ticket = &mut this.ticket;
+        let mut stale = None;
         let set = cell.state.with_mut(|c| {
             if c.set {
-                c.waiters.remove(ticket.take());
+                stale = c.waiters.remove(ticket.take());
                 return true;
             }
-            c.waiters.register(ticket, cx.waker());
+            stale = c.waiters.register(ticket, cx.waker());
             false
         });
+        // Outside the state's borrow: a waker's drop may reach this cell again.
+        drop(stale);
         match set {
             true => Poll::Ready(cell.value.get().expect("a set value")),
             false => Poll::Pending,
