@@ -40,8 +40,6 @@ async fn local() {
     j3.await.unwrap();
 }
 
-#[cfg(any())]
-// not ported: needs JoinError::try_into_panic (absent from the facade: a panic ends a braid run as its failure)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn task_local_available_on_abort() {
     tokio::task_local! {
