@@ -1,0 +1,152 @@
+//! The facade checks itself against the real thing (DESIGN.md, "Fidelity is a proof
+//! obligation"; issue 27, item 2): the facade's counterpart of the engine's differential test
+//! (`sim/tests/generated.rs`).
+//!
+//! Small programs over the facade are generated as data ([`program`]): two or three tasks,
+//! each a short list of operations on a fixed set of shared objects (a `Mutex`, an `RwLock`, a
+//! `Notify`, a `Semaphore`, a oneshot, a bounded mpsc, a watch, two atomics, the tasks' join
+//! handles). One interpreter, written once as a macro ([`interpreter!`]), runs them: it is
+//! instantiated over braid's facade here ([`on_braid`]) and over real tokio in the tests, so
+//! both runtimes run the identical code. A run's [`Outcome`](outcome::Outcome) is what each
+//! task observed, in order, how it ended (done, stuck in which operation, aborted), and the
+//! atomics' final values; it is recorded at the end of a run, when every task has ended.
+//!
+//! Three outcome sets per program:
+//! - braid at the normal grain, by exhaustive search (plain DFS, no preemption bound: a program
+//!   whose search does not finish within its budget is left out, and counted);
+//! - braid at the "paranoid" grain: the same program with an explicit, non-fair scheduling point
+//!   (`braid::task::io_point`) before every facade call, every drop of a guard, permit or
+//!   channel end, and before each task's end;
+//! - real tokio's multi-thread runtime, many runs, with perturbation in the harness only
+//!   (random `yield_now`s and spins before each of those same places, from a seeded RNG).
+//!
+//! Every outcome tokio reaches must be one braid reaches (sampled, so never the converse), and
+//! the two grains must reach the same set: an outcome braid misses is an interleaving a facade
+//! operation hides, because it reads or writes shared state without a scheduling point of its
+//! own.
+//!
+//! Waits. A program may wait for something that never comes (a lost wakeup is exactly what the
+//! check is for). Every wait runs under a harness timeout that gives up only when no other task
+//! can move: in braid, virtual time moves only then, so a tick's timer fires only then; under
+//! tokio, a tick is a few milliseconds and the wait gives up after two ticks in which every
+//! other task waited or had ended and nothing moved. A wait that gives up either leaves its
+//! task stuck for good (it keeps what it holds; its `is_finished` stays false and a join of it
+//! is stuck too) or, in a `timeout` operation, is observed as `timeout` and the task goes on.
+//! Both runtimes mean the same by it; a sleep (`sleep(long)`) likewise lasts until no other
+//! task can move. What is not compared: how long anything took, task ids, wall-clock timing.
+//!
+//! `yield_now` is drawn too: braid's is fair (a task that yields runs again only after every
+//! task that could run then has taken a step), a deliberate narrowing; a missing outcome in a
+//! program that yields says so.
+
+pub mod interp;
+pub mod outcome;
+pub mod program;
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use braid::engine::strategy::Reduction;
+use braid::{Outcome as Verdict, Strategy};
+
+use outcome::Outcome;
+use program::Program;
+
+/// The interpreter over braid's facade.
+pub mod on_braid {
+    use std::time::Duration;
+
+    use braid::std::sync::atomic as at;
+    use braid::tokio as rt;
+
+    /// One run: at the normal grain, or the paranoid one.
+    pub struct Cfg {
+        pub paranoid: bool,
+    }
+
+    /// One task's hooks.
+    pub struct Hooks {
+        paranoid: bool,
+    }
+
+    fn hooks(cfg: &Cfg, _task: usize) -> Hooks {
+        Hooks {
+            paranoid: cfg.paranoid,
+        }
+    }
+
+    async fn point(h: &mut Hooks) {
+        if h.paranoid {
+            braid::task::io_point("paranoid").await;
+        }
+    }
+
+    /// Virtual: a tick's timer fires only when no task can move.
+    const TICK: Duration = Duration::from_millis(3);
+    const QUIET_TICKS: u32 = 1;
+    const CHECK_PROGRESS: bool = false;
+
+    /// The harness's wait for the end: a sleep wakes only when no task can move, so it adds no
+    /// interleaving (its tick differs from the waits' so that their timers rarely coincide).
+    async fn settle_wait(run: &Run) {
+        while !run.all_settled() {
+            rt::time::sleep(Duration::from_micros(700)).await;
+        }
+    }
+
+    crate::interpreter!();
+}
+
+/// What braid's exhaustive search of a program reached.
+#[derive(Debug)]
+pub struct Search {
+    pub outcomes: BTreeSet<Outcome>,
+    /// The search finished: every schedule was explored.
+    pub finished: bool,
+    pub runs: u64,
+    /// Why it did not finish, or what failed.
+    pub note: String,
+}
+
+/// Explores every schedule of `prog` under braid (plain DFS, no preemption bound), at most
+/// `budget` runs, at the normal grain or the paranoid one.
+pub fn explore(prog: &Arc<Program>, paranoid: bool, budget: u64) -> Search {
+    let collected: Arc<Mutex<BTreeSet<Outcome>>> = Arc::default();
+    let (p, c) = (prog.clone(), collected.clone());
+    let runs = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let r = runs.clone();
+    let report = braid::check(move || {
+        let (p, c, r) = (p.clone(), c.clone(), r.clone());
+        async move {
+            let o = on_braid::run_program(p, on_braid::Cfg { paranoid }).await;
+            // Recorded only here, at the end of a run in which every task has ended.
+            c.lock().unwrap().insert(o);
+            r.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    })
+    .name(&format!(
+        "facade-diff program {}{}",
+        prog.seed,
+        if paranoid { " (paranoid)" } else { "" }
+    ))
+    .strategy(Strategy::Dfs {
+        preemption_bound: None,
+        reduction: Reduction::None,
+    })
+    .runs(budget)
+    .run();
+    let outcomes = std::mem::take(&mut *collected.lock().unwrap());
+    let completed = runs.load(std::sync::atomic::Ordering::SeqCst);
+    let (finished, note) = match report.outcome {
+        Verdict::Holds { exhaustive, .. } => (exhaustive, String::new()),
+        Verdict::Inconclusive(why) => (false, why),
+        Verdict::Failed(f) => (false, format!("a run failed: {}", f.message)),
+        Verdict::Drifted(why) => (false, why),
+    };
+    Search {
+        outcomes,
+        finished,
+        runs: completed,
+        note,
+    }
+}

@@ -1,0 +1,362 @@
+//! The facade against the real thing: generated programs (`facade_diff::program`) run by one
+//! interpreter over braid's facade (exhaustive DFS, at the normal grain and at the paranoid
+//! one) and over real tokio's multi-thread runtime (many perturbed runs). Every outcome tokio
+//! reaches must be one braid reaches, and the two grains must reach the same outcomes: see the
+//! crate doc.
+//!
+//! `cargo test -p facade-diff` runs a small corpus (`SMALL`); the bench size runs with
+//! `cargo test --release -p facade-diff --test against_tokio -- --ignored --nocapture`
+//! (`FACADE_DIFF_PROGRAMS`, `FACADE_DIFF_RUNS`, `FACADE_DIFF_BUDGET`, `FACADE_DIFF_SEED` set
+//! the size, the tokio runs per program, braid's run budget per search, and the first seed;
+//! `FACADE_DIFF_SHOW=1` prints every program's counts).
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Instant;
+
+use facade_diff::outcome::Outcome;
+use facade_diff::program::{generate, GenOptions, Program};
+use facade_diff::{explore, Search};
+
+/// The interpreter over real tokio, with perturbation in the harness only.
+mod on_tokio {
+    use std::time::Duration;
+
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use std::sync::atomic as at;
+    use tokio as rt;
+
+    /// One run: its perturbation seed.
+    pub struct Cfg {
+        pub seed: u64,
+    }
+
+    /// One task's perturbation.
+    pub struct Hooks {
+        rng: ChaCha8Rng,
+    }
+
+    fn hooks(cfg: &Cfg, task: usize) -> Hooks {
+        Hooks {
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed ^ ((task as u64 + 1) << 56)),
+        }
+    }
+
+    /// Before every facade call, drop and end: nothing, a yield or two, or a short spin.
+    async fn point(h: &mut Hooks) {
+        match h.rng.gen_range(0..10) {
+            0 | 1 => rt::task::yield_now().await,
+            2 => {
+                rt::task::yield_now().await;
+                rt::task::yield_now().await;
+            }
+            3 | 4 => {
+                for _ in 0..h.rng.gen_range(0..3_000) {
+                    std::hint::spin_loop();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Real time: a wait gives up after two ticks in which every other task waited or had
+    /// ended and nothing moved.
+    const TICK: Duration = Duration::from_millis(2);
+    const QUIET_TICKS: u32 = 2;
+    const CHECK_PROGRESS: bool = true;
+
+    async fn settle_wait(run: &Run) {
+        let mut spins = 0u32;
+        while !run.all_settled() {
+            spins += 1;
+            if spins < 200 {
+                rt::task::yield_now().await;
+            } else {
+                rt::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+    }
+
+    facade_diff::interpreter!();
+}
+
+/// The small corpus `cargo test` runs.
+const SMALL: Size = Size {
+    programs: 30,
+    runs: 300,
+    budget: 20_000,
+    first_seed: 1,
+};
+
+#[derive(Clone, Copy, Debug)]
+struct Size {
+    programs: u64,
+    /// Tokio runs per program.
+    runs: u64,
+    /// Braid runs per search before a program counts as too big.
+    budget: u64,
+    first_seed: u64,
+}
+
+/// What one program gave.
+struct Case {
+    program: Arc<Program>,
+    normal: Search,
+    paranoid: Search,
+    tokio: BTreeSet<Outcome>,
+    tokio_runs: u64,
+}
+
+impl Case {
+    /// Tokio outcomes braid's normal grain never reaches.
+    fn missing(&self) -> Vec<&Outcome> {
+        if !self.normal.finished {
+            return Vec::new();
+        }
+        self.tokio.difference(&self.normal.outcomes).collect()
+    }
+
+    /// Outcomes one grain reaches and the other does not (normal only, paranoid only).
+    fn grain_diff(&self) -> (Vec<&Outcome>, Vec<&Outcome>) {
+        if !self.normal.finished || !self.paranoid.finished {
+            return (Vec::new(), Vec::new());
+        }
+        (
+            self.normal
+                .outcomes
+                .difference(&self.paranoid.outcomes)
+                .collect(),
+            self.paranoid
+                .outcomes
+                .difference(&self.normal.outcomes)
+                .collect(),
+        )
+    }
+}
+
+/// Runs `prog` `runs` times under real tokio: fresh multi-thread runtimes of 2 to 4 workers,
+/// one per batch, with 1 to 16 runs at a time in each.
+fn tokio_outcomes(prog: &Arc<Program>, runs: u64) -> BTreeSet<Outcome> {
+    const BATCH: u64 = 64;
+    let mut outcomes = BTreeSet::new();
+    let mut done = 0;
+    let mut batch = 0u64;
+    while done < runs {
+        let workers = 2 + (batch % 3) as usize;
+        let at_once = [1, 4, 16][(batch / 3 % 3) as usize];
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .enable_time()
+            .build()
+            .expect("a tokio runtime");
+        let n = BATCH.min(runs - done);
+        let got: Vec<Outcome> = rt.block_on(async {
+            let mut got = Vec::with_capacity(n as usize);
+            let mut next = 0;
+            while next < n {
+                let wave: Vec<_> = (next..n.min(next + at_once))
+                    .map(|i| {
+                        let seed = (prog.seed << 32) ^ (done + i) ^ (batch << 20);
+                        tokio::spawn(on_tokio::run_program(prog.clone(), on_tokio::Cfg { seed }))
+                    })
+                    .collect();
+                next += wave.len() as u64;
+                for h in wave {
+                    got.push(h.await.expect("a harness run does not panic"));
+                }
+            }
+            got
+        });
+        outcomes.extend(got);
+        done += n;
+        batch += 1;
+    }
+    outcomes
+}
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name}: not a number: {v}"))
+        })
+        .unwrap_or(default)
+}
+
+fn run_corpus(size: Size) -> Vec<Case> {
+    let opts = GenOptions::default();
+    let show = std::env::var("FACADE_DIFF_SHOW").is_ok();
+    let start = Instant::now();
+    let mut cases = Vec::new();
+    for seed in size.first_seed..size.first_seed + size.programs {
+        let program = Arc::new(generate(seed, &opts));
+        let t = Instant::now();
+        let normal = explore(&program, false, size.budget);
+        let paranoid = explore(&program, true, size.budget);
+        let braid_time = t.elapsed();
+        let t = Instant::now();
+        // Tokio only where braid's set is complete: elsewhere there is nothing to compare.
+        let (tokio, tokio_runs) = if normal.finished {
+            (tokio_outcomes(&program, size.runs), size.runs)
+        } else {
+            (BTreeSet::new(), 0)
+        };
+        let case = Case {
+            program,
+            normal,
+            paranoid,
+            tokio,
+            tokio_runs,
+        };
+        if show {
+            eprintln!(
+                "program {seed}: braid {} schedules ({} outcomes{}), paranoid {} ({} outcomes{}) in {:.1}s; tokio {} runs, {} outcomes, {} missing, in {:.1}s",
+                case.normal.runs,
+                case.normal.outcomes.len(),
+                if case.normal.finished { "" } else { ", unfinished" },
+                case.paranoid.runs,
+                case.paranoid.outcomes.len(),
+                if case.paranoid.finished { "" } else { ", unfinished" },
+                braid_time.as_secs_f64(),
+                case.tokio_runs,
+                case.tokio.len(),
+                case.missing().len(),
+                t.elapsed().as_secs_f64(),
+            );
+        }
+        cases.push(case);
+    }
+    eprintln!(
+        "facade-diff: {} programs from seed {} in {:.1}s",
+        size.programs,
+        size.first_seed,
+        start.elapsed().as_secs_f64()
+    );
+    cases
+}
+
+/// The report of a corpus: counts, then every program with a missing outcome or a grain
+/// difference, printed with what differs. `Err` if there is any.
+fn verdict(cases: &[Case], size: Size) -> Result<String, String> {
+    let compared = cases.iter().filter(|c| c.normal.finished).count();
+    let paranoid_compared = cases
+        .iter()
+        .filter(|c| c.normal.finished && c.paranoid.finished)
+        .count();
+    let schedules: u64 = cases.iter().map(|c| c.normal.runs).sum();
+    let paranoid_schedules: u64 = cases.iter().map(|c| c.paranoid.runs).sum();
+    let tokio_runs: u64 = cases.iter().map(|c| c.tokio_runs).sum();
+    let missing: usize = cases.iter().map(|c| c.missing().len()).sum();
+    let grain: usize = cases
+        .iter()
+        .map(|c| {
+            let (a, b) = c.grain_diff();
+            a.len() + b.len()
+        })
+        .sum();
+    let failed: Vec<&Case> = cases
+        .iter()
+        .filter(|c| !c.normal.note.is_empty() && c.normal.note.starts_with("a run failed"))
+        .collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} programs (seeds {}..{}): braid's search finished on {compared} ({} left out: over {} runs), the paranoid grain's on {paranoid_compared}; {schedules} braid schedules, {paranoid_schedules} paranoid; {tokio_runs} tokio runs ({} per compared program); {missing} outcomes tokio reaches and braid does not; {grain} outcomes on which the grains differ",
+        cases.len(),
+        size.first_seed,
+        size.first_seed + size.programs - 1,
+        cases.len() - compared,
+        size.budget,
+        size.runs,
+    );
+    for c in &failed {
+        let _ = writeln!(
+            out,
+            "\nbraid failed a run of program {}: {}\n{}",
+            c.program.seed, c.normal.note, c.program
+        );
+    }
+    for c in cases {
+        let missing = c.missing();
+        let (normal_only, paranoid_only) = c.grain_diff();
+        if missing.is_empty() && normal_only.is_empty() && paranoid_only.is_empty() {
+            continue;
+        }
+        let _ = write!(out, "\n{}", c.program);
+        let _ = writeln!(
+            out,
+            "  braid: {} outcomes in {} schedules; paranoid: {} in {}{}; tokio: {} in {} runs",
+            c.normal.outcomes.len(),
+            c.normal.runs,
+            c.paranoid.outcomes.len(),
+            c.paranoid.runs,
+            if c.paranoid.finished {
+                ""
+            } else {
+                " (unfinished)"
+            },
+            c.tokio.len(),
+            c.tokio_runs
+        );
+        for o in &missing {
+            let also = if c.paranoid.finished && !c.paranoid.outcomes.contains(o) {
+                " (the paranoid grain misses it too)"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "  tokio reaches, braid does not{also}: {o}");
+        }
+        for o in &c.normal.outcomes {
+            let _ = writeln!(out, "    (braid reaches: {o})");
+        }
+        for o in &paranoid_only {
+            let _ = writeln!(out, "  only the paranoid grain reaches: {o}");
+        }
+        for o in &normal_only {
+            let _ = writeln!(out, "  only the normal grain reaches: {o}");
+        }
+    }
+    if missing + grain + failed.len() == 0 {
+        Ok(out)
+    } else {
+        Err(out)
+    }
+}
+
+fn check(size: Size) {
+    let cases = run_corpus(size);
+    match verdict(&cases, size) {
+        Ok(report) => eprintln!("{report}"),
+        Err(report) => panic!("the facade hides interleavings:\n{report}"),
+    }
+}
+
+/// The small corpus: tokio's outcomes within braid's, and both grains the same.
+#[test]
+fn tokio_outcomes_are_braid_outcomes_and_the_grains_agree() {
+    check(SMALL);
+}
+
+/// The bench size (run it in release): 300 programs, 5,000 tokio runs each.
+#[test]
+#[ignore = "bench size: cargo test --release -p facade-diff --test against_tokio -- --ignored --nocapture"]
+fn bench_size() {
+    check(Size {
+        programs: env("FACADE_DIFF_PROGRAMS", 300),
+        runs: env("FACADE_DIFF_RUNS", 5_000),
+        budget: env("FACADE_DIFF_BUDGET", 100_000),
+        first_seed: env("FACADE_DIFF_SEED", 1),
+    });
+}
+
+/// A seed names one program.
+#[test]
+fn a_seed_names_one_program() {
+    let opts = GenOptions::default();
+    for seed in [1, 7, 99] {
+        assert_eq!(generate(seed, &opts), generate(seed, &opts));
+    }
+}
