@@ -7,10 +7,10 @@
 /// The invoking module provides, by these names:
 /// - `rt`: the runtime (`tokio`, or `braid::tokio`); `at`: its atomics
 ///   (`std::sync::atomic`, or `braid::std::sync::atomic`);
-/// - `Cfg` (one run's configuration) and `Hooks` (one task's), `fn hooks(&Cfg, task) -> Hooks`,
-///   and `async fn point(&mut Hooks)`: awaited before every facade call, every drop of a
-///   guard, permit or channel end, and before a task's end (tokio: the perturbation; braid:
-///   nothing, or an `io_point` at the paranoid grain);
+/// - `Cfg` (one run's configuration) and `Hooks` (one task's), `fn hooks(&Cfg, &Program,
+///   task) -> Hooks`, and `async fn point(&mut Hooks)`: awaited before every facade call, every
+///   drop of a guard, permit or channel end, and before a task's end (tokio: the perturbation;
+///   braid: nothing, or a scheduling point at the paranoid grain);
 /// - `TICK` (a harness wait's tick), `QUIET_TICKS` (how many quiet ticks make a wait give up),
 ///   `CHECK_PROGRESS` (whether a tick is quiet only if no task moved since the last one), and
 ///   `async fn settle_wait(&Run)` (how the harness waits for every task to end).
@@ -552,7 +552,7 @@ macro_rules! interpreter {
                     i,
                     e,
                     joins,
-                    hooks(&cfg, i),
+                    hooks(&cfg, &prog, i),
                     settle,
                 );
                 let handle = rt::spawn(body);

@@ -15,10 +15,13 @@
 //! - braid at the normal grain, by exhaustive search (plain DFS, no preemption bound: a program
 //!   whose search does not finish within its budget is left out, and counted);
 //! - braid at the "paranoid" grain: the same program with an explicit, non-fair scheduling point
-//!   (`braid::task::io_point`) before every facade call, every drop of a guard, permit or
-//!   channel end, and before each task's end;
+//!   before every facade call, every drop of a guard, permit or channel end, and before each
+//!   task's end (an access to an atomic of the task's own: a synchronous point, not an
+//!   `.await`, so that it adds no place where an aborted task can be dropped);
 //! - real tokio's multi-thread runtime, many runs, with perturbation in the harness only
-//!   (random `yield_now`s and spins before each of those same places, from a seeded RNG).
+//!   (random `yield_now`s and spins before each of those same places, from a seeded RNG; spins
+//!   only in a task some task aborts, since tokio drops an aborted task where it returns
+//!   `Pending`, and a harness yield would be such a place the program does not have).
 //!
 //! Every outcome tokio reaches must be one braid reaches (sampled, so never the converse), and
 //! the two grains must reach the same set: an outcome braid misses is an interleaving a facade
@@ -64,20 +67,26 @@ pub mod on_braid {
         pub paranoid: bool,
     }
 
-    /// One task's hooks.
+    /// One task's hooks: at the paranoid grain, an object of its own to access.
     pub struct Hooks {
-        paranoid: bool,
+        paranoid: Option<at::AtomicUsize>,
     }
 
-    fn hooks(cfg: &Cfg, _task: usize) -> Hooks {
+    fn hooks(cfg: &Cfg, _prog: &Program, _task: usize) -> Hooks {
         Hooks {
-            paranoid: cfg.paranoid,
+            paranoid: cfg.paranoid.then(|| at::AtomicUsize::named("paranoid", 0)),
         }
     }
 
+    /// The paranoid grain's scheduling point: an access to the task's own atomic, a
+    /// synchronous point (the task's stack is parked there, any task may run next) that, unlike
+    /// `braid::task::io_point`, is no `.await`: an `.await` that returns `Pending` is a place
+    /// where an aborted task is dropped, which the program itself does not have (tokio drops an
+    /// aborted task only where it returns `Pending`), so an `io_point` would add outcomes of its
+    /// own to every program that aborts a task.
     async fn point(h: &mut Hooks) {
-        if h.paranoid {
-            braid::task::io_point("paranoid").await;
+        if let Some(a) = &h.paranoid {
+            a.load(std::sync::atomic::Ordering::SeqCst);
         }
     }
 
@@ -108,9 +117,9 @@ pub struct Search {
     pub note: String,
 }
 
-/// Explores every schedule of `prog` under braid (plain DFS, no preemption bound), at most
-/// `budget` runs, at the normal grain or the paranoid one.
-pub fn explore(prog: &Arc<Program>, paranoid: bool, budget: u64) -> Search {
+/// Explores every schedule of `prog` under braid (plain DFS, without a preemption bound or
+/// within `bound`), at most `budget` runs, at the normal grain or the paranoid one.
+pub fn explore(prog: &Arc<Program>, paranoid: bool, bound: Option<usize>, budget: u64) -> Search {
     let collected: Arc<Mutex<BTreeSet<Outcome>>> = Arc::default();
     let (p, c) = (prog.clone(), collected.clone());
     let runs = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -130,7 +139,7 @@ pub fn explore(prog: &Arc<Program>, paranoid: bool, budget: u64) -> Search {
         if paranoid { " (paranoid)" } else { "" }
     ))
     .strategy(Strategy::Dfs {
-        preemption_bound: None,
+        preemption_bound: bound,
         reduction: Reduction::None,
     })
     .runs(budget)
@@ -138,7 +147,18 @@ pub fn explore(prog: &Arc<Program>, paranoid: bool, budget: u64) -> Search {
     let outcomes = std::mem::take(&mut *collected.lock().unwrap());
     let completed = runs.load(std::sync::atomic::Ordering::SeqCst);
     let (finished, note) = match report.outcome {
-        Verdict::Holds { exhaustive, .. } => (exhaustive, String::new()),
+        // Unbounded, the search must have explored every schedule (a DFS that ran out of budget
+        // may still hold "within k preemptions", the last level its iterative deepening
+        // finished); bounded, every schedule within the bound.
+        Verdict::Holds {
+            exhaustive,
+            coverage,
+            ..
+        } => {
+            let within =
+                bound.is_some_and(|b| coverage.contains(&format!("within {b} preemption")));
+            (exhaustive || within, coverage)
+        }
         Verdict::Inconclusive(why) => (false, why),
         Verdict::Failed(f) => (false, format!("a run failed: {}", f.message)),
         Verdict::Drifted(why) => (false, why),

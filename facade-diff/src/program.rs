@@ -198,6 +198,11 @@ impl Program {
             .collect()
     }
 
+    /// Whether some task aborts task `t`.
+    pub fn aborted(&self, t: usize) -> bool {
+        self.tasks.iter().flatten().any(|op| *op == Op::Abort(t))
+    }
+
     /// Whether any task yields.
     pub fn yields(&self) -> bool {
         self.tasks.iter().flatten().any(|op| *op == Op::Yield)

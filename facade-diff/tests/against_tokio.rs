@@ -36,19 +36,23 @@ mod on_tokio {
     /// One task's perturbation.
     pub struct Hooks {
         rng: ChaCha8Rng,
+        /// Whether it may yield: not in a task that some task aborts (tokio drops an aborted
+        /// task where it returns `Pending`: a yield would add such a place to the program).
+        yields: bool,
     }
 
-    fn hooks(cfg: &Cfg, task: usize) -> Hooks {
+    fn hooks(cfg: &Cfg, prog: &Program, task: usize) -> Hooks {
         Hooks {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed ^ ((task as u64 + 1) << 56)),
+            yields: !prog.aborted(task),
         }
     }
 
     /// Before every facade call, drop and end: nothing, a yield or two, or a short spin.
     async fn point(h: &mut Hooks) {
         match h.rng.gen_range(0..10) {
-            0 | 1 => rt::task::yield_now().await,
-            2 => {
+            0 | 1 if h.yields => rt::task::yield_now().await,
+            2 if h.yields => {
                 rt::task::yield_now().await;
                 rt::task::yield_now().await;
             }
@@ -86,8 +90,9 @@ mod on_tokio {
 const SMALL: Size = Size {
     programs: 30,
     runs: 300,
-    budget: 20_000,
+    budget: 10_000,
     first_seed: 1,
+    max_ops: 3,
 };
 
 #[derive(Clone, Copy, Debug)]
@@ -98,16 +103,29 @@ struct Size {
     /// Braid runs per search before a program counts as too big.
     budget: u64,
     first_seed: u64,
+    /// Operations per task, at most.
+    max_ops: usize,
 }
 
 /// What one program gave.
 struct Case {
     program: Arc<Program>,
+    /// Braid's exhaustive search, no bound: the reference tokio is compared with.
     normal: Search,
+    /// The grains compared: unbounded when the paranoid search finishes (then `grain_normal`
+    /// is `normal`), else within the first of `GRAIN_BOUNDS` both finish; `None` if none.
+    grain_bound: Option<Option<usize>>,
+    grain_normal: Option<Search>,
     paranoid: Search,
     tokio: BTreeSet<Outcome>,
     tokio_runs: u64,
 }
+
+/// The preemption bounds the grains are compared within when the paranoid grain's unbounded
+/// search is too big: within a bound, every schedule of the normal grain has a paranoid one of
+/// the same preemptions (a preemption at an operation's own point is one at the paranoid point
+/// right before it), so the sets are equal unless an operation hides an interleaving.
+const GRAIN_BOUNDS: [usize; 2] = [2, 1];
 
 impl Case {
     /// Tokio outcomes braid's normal grain never reaches.
@@ -120,17 +138,20 @@ impl Case {
 
     /// Outcomes one grain reaches and the other does not (normal only, paranoid only).
     fn grain_diff(&self) -> (Vec<&Outcome>, Vec<&Outcome>) {
-        if !self.normal.finished || !self.paranoid.finished {
-            return (Vec::new(), Vec::new());
-        }
+        let normal = match (self.grain_bound, &self.grain_normal) {
+            (None, _) => return (Vec::new(), Vec::new()),
+            (Some(None), _) => &self.normal,
+            (Some(Some(_)), Some(n)) => n,
+            (Some(Some(_)), None) => unreachable!("a bounded comparison has its normal search"),
+        };
         (
-            self.normal
+            normal
                 .outcomes
                 .difference(&self.paranoid.outcomes)
                 .collect(),
             self.paranoid
                 .outcomes
-                .difference(&self.normal.outcomes)
+                .difference(&normal.outcomes)
                 .collect(),
         )
     }
@@ -144,8 +165,11 @@ fn tokio_outcomes(prog: &Arc<Program>, runs: u64) -> BTreeSet<Outcome> {
     let mut done = 0;
     let mut batch = 0u64;
     while done < runs {
+        // Runs at once: from nearly alone on the workers (the tightest races) to 16 sharing
+        // them (each task's steps spread among other runs' tasks). More would queue a woken
+        // task behind so much work that a wait could give up while it is still runnable.
         let workers = 2 + (batch % 3) as usize;
-        let at_once = [1, 4, 16][(batch / 3 % 3) as usize];
+        let at_once = [2, 8, 16, 16][(batch % 4) as usize];
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers)
             .enable_time()
@@ -176,6 +200,14 @@ fn tokio_outcomes(prog: &Arc<Program>, runs: u64) -> BTreeSet<Outcome> {
     outcomes
 }
 
+fn bound_name(b: Option<Option<usize>>) -> String {
+    match b {
+        None => "not compared: too big".to_string(),
+        Some(None) => "unbounded".to_string(),
+        Some(Some(b)) => format!("within {b} preemptions"),
+    }
+}
+
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -187,15 +219,37 @@ fn env(name: &str, default: u64) -> u64 {
 }
 
 fn run_corpus(size: Size) -> Vec<Case> {
-    let opts = GenOptions::default();
+    let opts = GenOptions {
+        ops: (2, size.max_ops),
+        ..GenOptions::default()
+    };
     let show = std::env::var("FACADE_DIFF_SHOW").is_ok();
     let start = Instant::now();
     let mut cases = Vec::new();
     for seed in size.first_seed..size.first_seed + size.programs {
         let program = Arc::new(generate(seed, &opts));
         let t = Instant::now();
-        let normal = explore(&program, false, size.budget);
-        let paranoid = explore(&program, true, size.budget);
+        let normal = explore(&program, false, None, size.budget);
+        let mut paranoid = explore(&program, true, None, size.budget);
+        let mut grain_bound = None;
+        let mut grain_normal = None;
+        if paranoid.finished && normal.finished {
+            grain_bound = Some(None);
+        } else {
+            for bound in GRAIN_BOUNDS {
+                let n = explore(&program, false, Some(bound), size.budget);
+                if !n.finished {
+                    continue;
+                }
+                let p = explore(&program, true, Some(bound), size.budget);
+                if p.finished {
+                    grain_bound = Some(Some(bound));
+                    grain_normal = Some(n);
+                    paranoid = p;
+                    break;
+                }
+            }
+        }
         let braid_time = t.elapsed();
         let t = Instant::now();
         // Tokio only where braid's set is complete: elsewhere there is nothing to compare.
@@ -207,19 +261,21 @@ fn run_corpus(size: Size) -> Vec<Case> {
         let case = Case {
             program,
             normal,
+            grain_bound,
+            grain_normal,
             paranoid,
             tokio,
             tokio_runs,
         };
         if show {
             eprintln!(
-                "program {seed}: braid {} schedules ({} outcomes{}), paranoid {} ({} outcomes{}) in {:.1}s; tokio {} runs, {} outcomes, {} missing, in {:.1}s",
+                "program {seed}: braid {} schedules ({} outcomes{}), paranoid {} ({} outcomes, {}) in {:.1}s; tokio {} runs, {} outcomes, {} missing, in {:.1}s",
                 case.normal.runs,
                 case.normal.outcomes.len(),
                 if case.normal.finished { "" } else { ", unfinished" },
                 case.paranoid.runs,
                 case.paranoid.outcomes.len(),
-                if case.paranoid.finished { "" } else { ", unfinished" },
+                bound_name(case.grain_bound),
                 braid_time.as_secs_f64(),
                 case.tokio_runs,
                 case.tokio.len(),
@@ -242,10 +298,14 @@ fn run_corpus(size: Size) -> Vec<Case> {
 /// difference, printed with what differs. `Err` if there is any.
 fn verdict(cases: &[Case], size: Size) -> Result<String, String> {
     let compared = cases.iter().filter(|c| c.normal.finished).count();
-    let paranoid_compared = cases
-        .iter()
-        .filter(|c| c.normal.finished && c.paranoid.finished)
-        .count();
+    let grains_at = |b: Option<Option<usize>>| cases.iter().filter(|c| c.grain_bound == b).count();
+    let paranoid_compared = format!(
+        "{} unbounded, {} within 2 preemptions, {} within 1, {} not",
+        grains_at(Some(None)),
+        grains_at(Some(Some(2))),
+        grains_at(Some(Some(1))),
+        grains_at(None)
+    );
     let schedules: u64 = cases.iter().map(|c| c.normal.runs).sum();
     let paranoid_schedules: u64 = cases.iter().map(|c| c.paranoid.runs).sum();
     let tokio_runs: u64 = cases.iter().map(|c| c.tokio_runs).sum();
@@ -264,7 +324,7 @@ fn verdict(cases: &[Case], size: Size) -> Result<String, String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} programs (seeds {}..{}): braid's search finished on {compared} ({} left out: over {} runs), the paranoid grain's on {paranoid_compared}; {schedules} braid schedules, {paranoid_schedules} paranoid; {tokio_runs} tokio runs ({} per compared program); {missing} outcomes tokio reaches and braid does not; {grain} outcomes on which the grains differ",
+        "{} programs (seeds {}..{}): braid's search finished on {compared} ({} left out: over {} runs), the grains compared on {paranoid_compared}; {schedules} braid schedules (unbounded searches), {paranoid_schedules} paranoid (the compared searches); {tokio_runs} tokio runs ({} per compared program); {missing} outcomes tokio reaches and braid does not; {grain} outcomes on which the grains differ",
         cases.len(),
         size.first_seed,
         size.first_seed + size.programs - 1,
@@ -288,21 +348,17 @@ fn verdict(cases: &[Case], size: Size) -> Result<String, String> {
         let _ = write!(out, "\n{}", c.program);
         let _ = writeln!(
             out,
-            "  braid: {} outcomes in {} schedules; paranoid: {} in {}{}; tokio: {} in {} runs",
+            "  braid: {} outcomes in {} schedules; paranoid: {} in {} ({}); tokio: {} in {} runs",
             c.normal.outcomes.len(),
             c.normal.runs,
             c.paranoid.outcomes.len(),
             c.paranoid.runs,
-            if c.paranoid.finished {
-                ""
-            } else {
-                " (unfinished)"
-            },
+            bound_name(c.grain_bound),
             c.tokio.len(),
             c.tokio_runs
         );
         for o in &missing {
-            let also = if c.paranoid.finished && !c.paranoid.outcomes.contains(o) {
+            let also = if c.grain_bound == Some(None) && !c.paranoid.outcomes.contains(o) {
                 " (the paranoid grain misses it too)"
             } else {
                 ""
@@ -313,10 +369,18 @@ fn verdict(cases: &[Case], size: Size) -> Result<String, String> {
             let _ = writeln!(out, "    (braid reaches: {o})");
         }
         for o in &paranoid_only {
-            let _ = writeln!(out, "  only the paranoid grain reaches: {o}");
+            let _ = writeln!(
+                out,
+                "  only the paranoid grain reaches ({}): {o}",
+                bound_name(c.grain_bound)
+            );
         }
         for o in &normal_only {
-            let _ = writeln!(out, "  only the normal grain reaches: {o}");
+            let _ = writeln!(
+                out,
+                "  only the normal grain reaches ({}): {o}",
+                bound_name(c.grain_bound)
+            );
         }
     }
     if missing + grain + failed.len() == 0 {
@@ -349,6 +413,7 @@ fn bench_size() {
         runs: env("FACADE_DIFF_RUNS", 5_000),
         budget: env("FACADE_DIFF_BUDGET", 100_000),
         first_seed: env("FACADE_DIFF_SEED", 1),
+        max_ops: env("FACADE_DIFF_OPS", 4) as usize,
     });
 }
 
