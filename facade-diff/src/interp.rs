@@ -357,6 +357,9 @@ macro_rules! interpreter {
                     Op::Sleep => {
                         let never: BoxFut<'_, ()> = Box::pin(std::future::pending());
                         let _ = wait(&run, me, never).await;
+                        // It moves on: a move the other waits must see (one that gives up
+                        // now would decide against a task that is about to move).
+                        run.bump();
                         None
                     }
                 };
@@ -418,7 +421,11 @@ macro_rules! interpreter {
                 };
                 if blocked {
                     match on_block {
-                        OnBlock::TimedOut => obs(Obs::TimedOut),
+                        OnBlock::TimedOut => {
+                            obs(Obs::TimedOut);
+                            // It moves on: a move the other waits must see.
+                            run.bump();
+                        }
                         OnBlock::Stuck => {
                             stuck = Some(k);
                             break;

@@ -93,10 +93,13 @@ pub mod on_braid {
         }
     }
 
-    /// Virtual: a tick's timer fires only when no task can move.
+    /// Virtual: a tick's timer fires only when no task can move. Timers due at the same
+    /// instant fire in an order the strategy picks: a sleep that ends there moves (and bumps
+    /// the progress count), so a wait whose tick fires after it does not give up at that tick,
+    /// as under tokio a wait does not give up while another task moves on from a sleep.
     const TICK: Duration = Duration::from_millis(3);
     const QUIET_TICKS: u32 = 1;
-    const CHECK_PROGRESS: bool = false;
+    const CHECK_PROGRESS: bool = true;
 
     /// The harness's wait for the end: a sleep wakes only when no task can move, so it adds no
     /// interleaving (its tick differs from the waits' so that their timers rarely coincide).
