@@ -461,7 +461,11 @@ fn tokio_outcomes_are_braid_outcomes_and_the_grains_agree() {
     check(SMALL);
 }
 
-/// The bench size (run it in release): 300 programs, 5,000 tokio runs each.
+/// The bench size (run it in release): 300 programs, 5,000 tokio runs each. On this branch's
+/// facade (31 min on 2 shared cores): braid's search finished on 277 programs (23 over 100,000
+/// runs), 5,218,738 braid schedules, 1,385,000 tokio runs; 7 outcomes tokio reaches and braid
+/// does not in 4 programs without yields (2, 128, 228, 255), 30 more in 16 programs that yield
+/// (not counted), and 39 outcomes on which the grains differ in 20 programs.
 #[test]
 #[ignore = "bench size: cargo test --release -p facade-diff --test against_tokio bench_size -- --ignored --nocapture"]
 fn bench_size() {
