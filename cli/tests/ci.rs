@@ -1,5 +1,8 @@
 //! `braid ci`, the pull-request gate, end to end.
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 mod common;
 
 use std::path::Path;
@@ -8,7 +11,7 @@ use std::process::{Command, Output};
 fn braid(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_braid"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .output()
         .expect("braid runs")
 }
@@ -61,13 +64,13 @@ fn the_gate_passes_on_main_and_its_junit_has_one_case_per_seed_scenario_mutant_a
                 })
                 .sum()
         }
-        walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir), ext)
+        walk(&Path::new(REPO).join(dir), ext)
     };
     assert_eq!(count("seed"), files("seeds", "json"));
     assert_eq!(count("scenario"), files("scenarios", "toml"));
     assert!(count("mutant") >= 10, "{xml}");
     assert_eq!(count("determinism"), 1);
-    let fixed = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
+    let fixed = std::fs::read_dir(Path::new(REPO).join("scenarios"))
         .unwrap()
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
         .filter(|toml| toml.lines().any(|l| l == r#"expected = "holds""#))
@@ -95,10 +98,9 @@ fn a_regressed_guard_fails_the_gate_with_the_scenario_invariant_and_a_replay_com
     std::fs::create_dir(&scenarios).unwrap();
     // A scratch copy of a fixed scenario whose variant lost its guard: the shipped fix at
     // access grain, still expected to hold.
-    let fixed = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/broker-bound-first-access.toml"),
-    )
-    .unwrap();
+    let fixed =
+        std::fs::read_to_string(Path::new(REPO).join("scenarios/broker-bound-first-access.toml"))
+            .unwrap();
     let regressed = fixed.replace("variant = \"bound-first\"", "variant = \"unbound-behind\"");
     assert_ne!(fixed, regressed);
     std::fs::write(scenarios.join("broker-guard-regressed.toml"), regressed).unwrap();

@@ -4,6 +4,9 @@
 //! model's phases as spans, each message linked from its queue to the wire, the violation's two
 //! frames highlighted, and a deadlock's wait-for (who holds what each task waits on).
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 use std::path::Path;
 use std::process::Command;
 
@@ -15,7 +18,7 @@ fn replay(args: &[&str]) -> String {
     let o = Command::new(env!("CARGO_BIN_EXE_braid"))
         .arg("replay")
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .output()
         .unwrap();
     assert_eq!(

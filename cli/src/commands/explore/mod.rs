@@ -24,7 +24,7 @@ pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
     if let Some(filter) = &args.test {
         return super::cargo_test::explore(args, filter);
     }
-    let scenarios = select(&cli.scenario_dir, &args.scenarios)?;
+    let scenarios = select(&cli.scenario_dir()?, &args.scenarios)?;
     interrupt::install();
     // Build every model first: bad input fails before any exploration starts.
     let mut built = Vec::new();

@@ -2,13 +2,16 @@
 //! is one clear line naming the parameter and exit 2, never an abort or minutes of spawning; every
 //! committed scenario stays inside the ranges.
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn braid(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_braid"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .output()
         .expect("braid runs")
 }
@@ -102,8 +105,7 @@ fn sizes_beyond_their_range_in_a_scenario_are_bad_input() {
 #[test]
 fn sizes_beyond_their_range_in_a_replay_file_are_bad_input() {
     let dir = tempfile::tempdir().unwrap();
-    let seed = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("seeds/broker-bind-race/delivery-order-55690cf6.json");
+    let seed = Path::new(REPO).join("seeds/broker-bind-race/delivery-order-55690cf6.json");
     let mut json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(seed).unwrap()).unwrap();
     json["params"]["lane_capacity"] = serde_json::json!(1_000_000_000_000u64);
@@ -158,7 +160,7 @@ fn an_absurd_pct_depth_is_bad_input() {
 
 #[test]
 fn every_committed_scenario_is_within_the_ranges() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let dir = Path::new(REPO).join("scenarios");
     let scenarios = sim::scenario::Scenario::load_dir(&dir).expect("scenarios load");
     assert!(scenarios.len() > 40);
     for s in &scenarios {

@@ -13,7 +13,7 @@ use crate::Verdict;
 
 pub fn run(cli: &Cli, args: &ListArgs) -> Result<Verdict> {
     let (what, malformed) = match args.what.unwrap_or(ListWhat::Scenarios) {
-        ListWhat::Scenarios => ("scenario", scenarios(&cli.scenario_dir)?),
+        ListWhat::Scenarios => ("scenario", scenarios(&cli.scenario_dir()?)?),
         ListWhat::Seeds => ("replay file", seeds(&args.seeds)?),
     };
     if malformed > 0 {

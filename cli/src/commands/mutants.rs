@@ -37,7 +37,7 @@ pub struct MutantReport {
 }
 
 pub fn run(cli: &Cli, args: &MutantsArgs) -> Result<Verdict> {
-    let scenarios = select(&cli.scenario_dir, &args.scenarios)?;
+    let scenarios = select(&cli.scenario_dir()?, &args.scenarios)?;
     let plan = plan(&scenarios)?;
     interrupt::install();
     let mut reports = Vec::new();

@@ -3,6 +3,9 @@
 //! and a failure carries its message, type, replay command and Mermaid diagram; `--summary`
 //! writes the same as Markdown for a job summary.
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 mod common;
 
 use std::path::Path;
@@ -11,7 +14,7 @@ use std::process::{Command, Output};
 fn braid(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_braid"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .output()
         .expect("braid runs")
 }
@@ -23,10 +26,9 @@ fn a_new_violation_keeps_json_pure_and_reaches_junit_and_the_summary() {
     std::fs::create_dir(&scenarios).unwrap();
     // A fixed scenario whose variant lost its guard: the shipped fix at access grain, still
     // expected to hold.
-    let fixed = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/broker-bound-first-access.toml"),
-    )
-    .unwrap();
+    let fixed =
+        std::fs::read_to_string(Path::new(REPO).join("scenarios/broker-bound-first-access.toml"))
+            .unwrap();
     let regressed = fixed.replace("variant = \"bound-first\"", "variant = \"unbound-behind\"");
     assert_ne!(fixed, regressed);
     std::fs::write(scenarios.join("broker-guard-regressed.toml"), regressed).unwrap();

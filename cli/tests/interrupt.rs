@@ -1,6 +1,9 @@
 //! Ctrl-C: the first stops an exploration between runs, writes what it found and prints the
 //! summary (exit 130); the second exits at once. The engine's side is `Explorer::cancel_on`.
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
@@ -11,7 +14,7 @@ use sim::explore::Explorer;
 use sim::strategy::{Reduction, StrategyKind};
 
 fn model(name: &str) -> Box<dyn sim::Model> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let dir = Path::new(REPO).join("scenarios");
     let s = sim::scenario::Scenario::find(&dir, name).unwrap();
     models::registry::build(&s.model, &s.variant, &s.params).unwrap()
 }
@@ -69,7 +72,7 @@ fn spawn_explore(out: &Path) -> Child {
             "--out",
         ])
         .arg(out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -106,7 +109,7 @@ fn the_first_ctrl_c_writes_what_was_found_and_prints_the_summary() {
         .expect("a violation");
     let replay = Command::new(env!("CARGO_BIN_EXE_braid"))
         .args(["replay", file])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .output()
         .unwrap();
     assert_eq!(replay.status.code(), Some(0), "the file written reproduces");
@@ -132,7 +135,7 @@ fn spawn_ci(dir: &Path) -> Child {
     let scenarios = dir.join("scenarios");
     std::fs::create_dir_all(&scenarios).unwrap();
     std::fs::create_dir_all(dir.join("seeds")).unwrap();
-    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let here = Path::new(REPO).join("scenarios");
     std::fs::copy(
         here.join("broker-bind-race.toml"),
         scenarios.join("broker-bind-race.toml"),
@@ -156,7 +159,7 @@ fn spawn_ci(dir: &Path) -> Child {
             "--format",
             "json",
         ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -217,7 +220,7 @@ fn mutants_stop_at_the_first_ctrl_c_and_print_what_they_tried() {
             "--out",
         ])
         .arg(dir.path())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

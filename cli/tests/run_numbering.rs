@@ -1,6 +1,9 @@
 //! A report's "first in run N" counts runs as its "runs" does: a DFS's run index also counts the
 //! runs its reduction cut short, which once made a report say "runs 14 ... first in run 190".
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 use std::process::Command;
 
 #[test]
@@ -17,7 +20,7 @@ fn the_first_failing_run_is_numbered_among_the_runs_counted() {
         ])
         .args(["--runs", "500", "--no-shrink", "--format", "json", "--out"])
         .arg(out.path())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .output()
         .expect("braid runs");
     let reports: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");

@@ -2,6 +2,9 @@
 //! explores a fixed share of the subtrees with its own visited states, and the merged result
 //! takes the lowest run in job order, not the first to arrive.
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 use std::process::Command;
 
 fn explore(out: &std::path::Path) -> (serde_json::Value, Vec<u8>) {
@@ -21,7 +24,7 @@ fn explore(out: &std::path::Path) -> (serde_json::Value, Vec<u8>) {
             "--out",
         ])
         .arg(out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .output()
         .expect("braid runs");
     let err = String::from_utf8_lossy(&o.stderr);

@@ -1,12 +1,15 @@
 //! Every `--format json` output carries `"format": 1`, the version of its fields (README:
 //! "JSON outputs"); merge and ci are checked in tests/merge.rs and tests/ci_outputs.rs.
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 use std::process::{Command, Output};
 
 fn json(args: &[&str]) -> serde_json::Value {
     let o: Output = Command::new(env!("CARGO_BIN_EXE_braid"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .output()
         .expect("braid runs");
     assert!(

@@ -1,20 +1,22 @@
 //! Replay files are read strictly: format 0, a key braid does not write (in the file, its
 //! violation or a decision), and a key named twice are corrupt files, exit 2 in one line.
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn braid(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_braid"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .output()
         .expect("braid runs")
 }
 
 fn seed_text() -> String {
-    let seed = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("seeds/broker-bind-race/delivery-order-55690cf6.json");
+    let seed = Path::new(REPO).join("seeds/broker-bind-race/delivery-order-55690cf6.json");
     std::fs::read_to_string(seed).unwrap()
 }
 

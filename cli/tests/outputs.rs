@@ -2,13 +2,16 @@
 //! path: a directory, socket or symlink at the path is refused (exit 2) and left as it was, no
 //! temporary file is left behind, and stale temporary files of braid's naming are cleaned up.
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn braid(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_braid"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .output()
         .expect("braid runs")
 }

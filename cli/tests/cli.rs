@@ -1,13 +1,16 @@
 //! The command line end to end: explore writes a replay file that `replay` reproduces, byte for
 //! byte; bad input gets one clear line and exit 2.
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn braid(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_braid"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .output()
         .expect("braid runs")
 }
@@ -534,7 +537,8 @@ fn empty_and_impossible_budgets_are_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     // An expectation no run can meet: an invariant the model does not check.
     let path = dir.path().join("typo.toml");
-    let text = std::fs::read_to_string("scenarios/broker-bind-race.toml").unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(REPO).join("scenarios/broker-bind-race.toml")).unwrap();
     let text = text.replace(
         "expected = \"violation:delivery-order\"",
         "expected = \"violation:delivery-ordr\"",
@@ -547,7 +551,11 @@ fn empty_and_impossible_budgets_are_bad_input() {
     );
     // A scenario file named `...toml` would name its replay directory `..`, outside --out.
     let dots = dir.path().join("...toml");
-    std::fs::copy("scenarios/broker-bind-race.toml", &dots).unwrap();
+    std::fs::copy(
+        Path::new(REPO).join("scenarios/broker-bind-race.toml"),
+        &dots,
+    )
+    .unwrap();
     assert_bad_input(
         &braid(&[
             "explore",
@@ -562,7 +570,8 @@ fn empty_and_impossible_budgets_are_bad_input() {
         ("time = 0", "time must be at least 1"),
     ] {
         let path = dir.path().join("zero.toml");
-        let text = std::fs::read_to_string("scenarios/broker-bind-race.toml").unwrap();
+        let text = std::fs::read_to_string(Path::new(REPO).join("scenarios/broker-bind-race.toml"))
+            .unwrap();
         let text = text.replace("[explore]", &format!("[explore]\n{explore}"));
         let text = match explore.starts_with("runs") {
             true => text.replace("runs = 20000\n", ""),

@@ -15,11 +15,42 @@ use clap::{Parser, Subcommand, ValueEnum};
                   file, an unknown name, a drifted model)."
 )]
 pub struct Cli {
-    /// Directory holding the scenario files.
-    #[arg(long = "scenario-dir", global = true, default_value = "scenarios")]
-    pub scenario_dir: PathBuf,
+    /// Directory holding the scenario files (default: `scenarios/` here, else the braid
+    /// repository's this binary was built from).
+    #[arg(long = "scenario-dir", global = true, value_name = "DIR")]
+    pub scenario_dir: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// The scenario directory: the one given, else `scenarios/` in the current directory,
+    /// else the repository's (where this binary was built from), so that scenario commands
+    /// run from anywhere. When none is there, the error says where it looked.
+    pub fn scenario_dir(&self) -> anyhow::Result<PathBuf> {
+        if let Some(dir) = &self.scenario_dir {
+            return Ok(dir.clone());
+        }
+        let here = PathBuf::from("scenarios");
+        if here.is_dir() {
+            return Ok(here);
+        }
+        let cli_package = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let repository = cli_package
+            .parent()
+            .unwrap_or(cli_package)
+            .join("scenarios");
+        if repository.is_dir() {
+            return Ok(repository);
+        }
+        let cwd = std::env::current_dir().unwrap_or_default();
+        anyhow::bail!(
+            "no scenarios: looked in {} and in {} (the braid repository this binary was built \
+             from); run braid from a braid checkout or pass --scenario-dir DIR",
+            cwd.join("scenarios").display(),
+            repository.display()
+        )
+    }
 }
 
 #[derive(Subcommand)]

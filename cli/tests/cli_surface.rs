@@ -2,13 +2,16 @@
 //! names, `list seeds`, help for `--format`, one `--seed` for explore and ci, shell completions,
 //! and colour that honours NO_COLOR.
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn braid_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_braid"));
     c.args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE");
     for (k, v) in env {
@@ -26,7 +29,7 @@ fn text(b: &[u8]) -> String {
 }
 
 fn repo(path: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+    std::fs::read_to_string(Path::new(REPO).join(path)).unwrap()
 }
 
 #[test]

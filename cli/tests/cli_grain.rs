@@ -1,6 +1,9 @@
 //! A coarse-grain scenario that holds owes a grain check: what its access-grain runs find must
 //! be what the scenario declares its grain hides, or the "holds" does not stand (exit 1).
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 use std::process::Command;
 
 fn explore(dir: &std::path::Path, scenario: &str) -> (i32, String) {
@@ -28,11 +31,8 @@ fn explore(dir: &std::path::Path, scenario: &str) -> (i32, String) {
 #[test]
 fn a_coarse_grain_holds_only_with_what_it_hides_declared() {
     let dir = tempfile::tempdir().unwrap();
-    let shipped = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scenarios/broker-unbound-behind.toml"
-    ))
-    .unwrap();
+    let shipped =
+        std::fs::read_to_string(concat!(REPO, "/scenarios/broker-unbound-behind.toml")).unwrap();
     assert!(shipped.contains("hides = \"delivery-order\""));
     std::fs::write(dir.path().join("declared.toml"), &shipped).unwrap();
     let undeclared: String = shipped

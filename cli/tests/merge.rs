@@ -2,13 +2,16 @@
 //! digests as hex strings, and `braid merge` refuses a set that is not exactly shards 1..=n of
 //! one split.
 
+/// The repository: scenarios/, seeds/ and the target directory the commands run in.
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn braid(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_braid"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(REPO)
         .output()
         .expect("braid runs")
 }

@@ -34,7 +34,7 @@ impl<'a> Inputs<'a> {
         } else {
             Vec::new()
         };
-        let scenarios = Scenario::load_dir(&cli.scenario_dir)?;
+        let scenarios = Scenario::load_dir(&cli.scenario_dir()?)?;
         let budget = budget(args, seed);
         let mut models = Vec::new();
         for s in &scenarios {
