@@ -211,6 +211,10 @@ impl Check {
     /// Runs the check and panics unless it holds, with a message that names the test, the
     /// violation, the seed, run, preemptions and replay file, and the command that reruns it.
     pub fn assert_holds(self) {
+        let name = self
+            .test
+            .as_ref()
+            .map_or_else(|| "check".to_string(), |t| t.path.clone());
         let report = self.run();
         for r in &report.regressions {
             if let regressions::Status::Drifted(why) = &r.status {
@@ -218,7 +222,11 @@ impl Check {
             }
         }
         match report.outcome {
-            Outcome::Holds { .. } => {}
+            // One line per passing check, under `--nocapture` and in `braid test`'s table.
+            Outcome::Holds { runs, coverage, .. } => {
+                let s = if runs == 1 { "" } else { "s" };
+                eprintln!("braid: {name} holds ({runs} run{s}: {coverage})");
+            }
             Outcome::Failed(failure) => {
                 eprintln!("{}", failure.trace);
                 panic!("{failure}");

@@ -70,6 +70,10 @@ pub enum Command {
     Merge(MergeArgs),
     /// Minimise a replay file's schedule (fewest preemptions that still fail), in place.
     Shrink(ShrinkArgs),
+    /// Run a crate's tests under braid: `cargo test` built with `--cfg madsim` in a target
+    /// directory of its own, each braid test (a `#[tokio::test]` on braid-tokio, a
+    /// `#[braid::test]`) explored with these settings, then one line per braid test and a total.
+    Test(TestArgs),
     /// Print a shell completion script (e.g. `braid completions bash > ~/.local/share/bash-completion/completions/braid`).
     Completions(CompletionsArgs),
 }
@@ -292,6 +296,47 @@ pub struct ExploreArgs {
     /// committed corpus with `--out seeds` (then `braid ci` replays it on every run).
     #[arg(long, default_value = "target/braid")]
     pub out: PathBuf,
+}
+
+#[derive(clap::Args)]
+#[command(
+    after_help = "Run from the crate (or workspace) whose tests to run. cargo test is built \
+                  with RUSTFLAGS=\"$RUSTFLAGS --cfg madsim\" (RUSTFLAGS replaces a config's \
+                  build.rustflags: put those in RUSTFLAGS too) and CARGO_TARGET_DIR=<the crate's \
+                  target directory>/braid, so the ordinary build's cache is untouched. The \
+                  settings reach each test through BRAID_RUNS, BRAID_SEED, BRAID_STRATEGY, \
+                  BRAID_TIME and BRAID_OUT; BRAID_REPLAY=<replay file> in the environment replays \
+                  one failure (see its printed rerun command). Exit 0: every braid test held and \
+                  cargo test passed; 1: a test failed or proved nothing, or no braid test ran; \
+                  2: cargo test failed before any braid test ran."
+)]
+pub struct TestArgs {
+    /// Runs per test, at least 1 (default: each test's own, 10,000 unless it says).
+    #[arg(long, value_parser = parse_runs)]
+    pub runs: Option<u64>,
+    /// Time budget per test, in seconds.
+    #[arg(long, value_parser = parse_seconds)]
+    pub time: Option<f64>,
+    /// Exploration seed: a number, or `random` (the drawn seed is printed on stderr).
+    #[arg(long, value_parser = parse_seed)]
+    pub seed: Option<u64>,
+    /// Scheduling strategy (default: each test's own, the default plan unless it says).
+    #[arg(long, value_enum)]
+    pub strategy: Option<StrategyArg>,
+    /// PCT depth (with --strategy pct; default 3).
+    #[arg(long)]
+    pub depth: Option<usize>,
+    /// DFS: at most this many preemptions per schedule, or `none` (with --strategy dfs).
+    #[arg(long)]
+    pub preemption_bound: Option<PreemptionBound>,
+    /// Where failures' replay files go (default: `braid/` in the braid build's target
+    /// directory, i.e. target/braid/braid/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// `cargo test`'s own arguments, after `--`: `-p PACKAGE`, `--test NAME`, a filter, and
+    /// after a second `--` the test binary's (`--exact`, `--nocapture`, `--skip`).
+    #[arg(last = true, value_name = "CARGO TEST ARGS")]
+    pub cargo_args: Vec<String>,
 }
 
 #[derive(clap::Args)]

@@ -41,6 +41,7 @@ fn main() -> ExitCode {
         Command::Ci(args) => commands::ci::run(&cli, args),
         Command::Merge(args) => commands::merge::run(args),
         Command::Completions(args) => commands::completions::run(args),
+        Command::Test(args) => commands::cargo_test::test(args),
     };
     match result {
         Ok(Verdict::Clean) => ExitCode::SUCCESS,

@@ -32,7 +32,7 @@ fn explore(dir: &std::path::Path, scenario: &str) -> (i32, String) {
 fn a_coarse_grain_holds_only_with_what_it_hides_declared() {
     let dir = tempfile::tempdir().unwrap();
     let shipped =
-        std::fs::read_to_string(concat!(REPO, "/scenarios/broker-unbound-behind.toml")).unwrap();
+        std::fs::read_to_string(format!("{REPO}/scenarios/broker-unbound-behind.toml")).unwrap();
     assert!(shipped.contains("hides = \"delivery-order\""));
     std::fs::write(dir.path().join("declared.toml"), &shipped).unwrap();
     let undeclared: String = shipped

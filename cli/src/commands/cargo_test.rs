@@ -1,7 +1,8 @@
-//! `braid explore --test FILTER` and `braid replay` of a test's replay file: a user's
-//! `#[braid::test]`s run where they live, under `cargo test`, with this command's settings
-//! passed through the `BRAID_*` variables; each test reports its outcome as JSON into a
-//! directory (`BRAID_REPORT`) that this command reads back.
+//! `braid test`, `braid explore --test FILTER` and `braid replay` of a test's replay file: a
+//! user's braid tests (`#[tokio::test]` on braid-tokio, `#[braid::test]`) run where they live,
+//! under `cargo test`, with this command's settings passed through the `BRAID_*` variables;
+//! each test reports its outcome as JSON into a directory (`BRAID_REPORT`) that this command
+//! reads back.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,7 +11,7 @@ use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use sim::replay_file::ReplayFile;
 
-use crate::cli::{ExploreArgs, StrategyArg};
+use crate::cli::{ExploreArgs, PreemptionBound, StrategyArg, TestArgs};
 use crate::Verdict;
 
 /// The `model` a `#[braid::test]`'s replay file names.
@@ -27,6 +28,131 @@ struct TestOutcome {
     message: Option<String>,
     source: Option<String>,
     file: Option<String>,
+    rerun: Option<String>,
+}
+
+/// `braid test`: `cargo test` with `--cfg madsim` in `<target>/braid`, the settings through
+/// the `BRAID_*` variables; one line per braid test and a total.
+pub fn test(args: &TestArgs) -> Result<Verdict> {
+    let target = target_directory()?.join("braid");
+    let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cargo.arg("test");
+    // Every test binary runs, so that every braid test gets its line.
+    let harness = args.cargo_args.iter().position(|a| a == "--");
+    let ours = &args.cargo_args[..harness.unwrap_or(args.cargo_args.len())];
+    if !ours.iter().any(|a| a == "--no-fail-fast") {
+        cargo.arg("--no-fail-fast");
+    }
+    cargo.args(&args.cargo_args);
+    let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+    if !flags
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .windows(2)
+        .any(|w| w == ["--cfg", "madsim"])
+    {
+        flags = format!("{flags} --cfg madsim").trim().to_string();
+    }
+    cargo.env("RUSTFLAGS", flags);
+    cargo.env("CARGO_TARGET_DIR", &target);
+    if let Some(runs) = args.runs {
+        cargo.env("BRAID_RUNS", runs.to_string());
+    }
+    if let Some(time) = args.time {
+        cargo.env("BRAID_TIME", time.to_string());
+    }
+    if let Some(seed) = args.seed {
+        cargo.env("BRAID_SEED", seed.to_string());
+    }
+    if let Some(strategy) = args.strategy {
+        cargo.env(
+            "BRAID_STRATEGY",
+            strategy_value(strategy, args.depth, args.preemption_bound),
+        );
+    }
+    if let Some(out) = &args.out {
+        cargo.env("BRAID_OUT", absolute(out)?);
+    }
+    eprintln!(
+        "braid test: cargo test{}{} with --cfg madsim, built in {}",
+        if args.cargo_args.is_empty() { "" } else { " " },
+        args.cargo_args.join(" "),
+        target.display()
+    );
+    let (outcomes, passed) = run_reporting(cargo)?;
+    if outcomes.is_empty() {
+        println!(
+            "braid test: no braid test ran. Name braid-tokio as tokio in Cargo.toml \
+             (tokio = {{ package = \"braid-tokio\", ... }}) so that #[tokio::test]s run under braid, \
+             or write #[braid::test]s; check the filter."
+        );
+        return Ok(Verdict::Violation);
+    }
+    println!();
+    let mut counts = [0usize; 3];
+    for o in &outcomes {
+        counts[match o.outcome.as_str() {
+            "holds" => 0,
+            "failed" => 1,
+            _ => 2,
+        }] += 1;
+        println!("{}", describe(o));
+    }
+    let [held, failed, other] = counts;
+    let mut total = format!(
+        "braid test: {} braid test{}: {held} held, {failed} failed",
+        outcomes.len(),
+        if outcomes.len() == 1 { "" } else { "s" }
+    );
+    if other > 0 {
+        total += &format!(", {other} proved nothing");
+    }
+    if !passed && failed + other == 0 {
+        total += "; cargo test failed (above)";
+    }
+    println!("{total}");
+    Ok(if failed + other == 0 && passed {
+        Verdict::Clean
+    } else {
+        Verdict::Violation
+    })
+}
+
+/// `BRAID_STRATEGY`'s value for a strategy and its parameter.
+fn strategy_value(
+    strategy: StrategyArg,
+    depth: Option<usize>,
+    bound: Option<PreemptionBound>,
+) -> String {
+    match strategy {
+        StrategyArg::Default => "default".to_string(),
+        StrategyArg::Random => "random".to_string(),
+        StrategyArg::Portfolio => "portfolio".to_string(),
+        StrategyArg::Pct => format!("pct:{}", depth.unwrap_or(3)),
+        StrategyArg::Dfs => bound
+            .and_then(|b| b.0)
+            .map_or("dfs".to_string(), |b| format!("dfs:{b}")),
+    }
+}
+
+/// The target directory of the crate here (`cargo metadata`: `CARGO_TARGET_DIR`, the
+/// config's, or the workspace's `target/`).
+fn target_directory() -> Result<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("running cargo metadata")?;
+    if !out.status.success() {
+        bail!("cargo metadata failed: run braid test in a crate (a directory with a Cargo.toml)");
+    }
+    let meta: serde_json::Value =
+        serde_json::from_slice(&out.stdout).context("reading cargo metadata's output")?;
+    let dir = meta["target_directory"]
+        .as_str()
+        .context("cargo metadata gave no target_directory")?;
+    Ok(PathBuf::from(dir))
 }
 
 /// Runs `cargo test FILTER` with the budget of `args`; 0 if every test held, 1 if one did not.
@@ -44,18 +170,11 @@ pub fn explore(args: &ExploreArgs, filter: &str) -> Result<Verdict> {
         cargo.env("BRAID_SEED", seed.to_string());
     }
     if let Some(strategy) = budget.strategy {
-        let bound = budget.preemption_bound.and_then(|b| b.0);
-        let value = match strategy {
-            StrategyArg::Default => "default".to_string(),
-            StrategyArg::Random => "random".to_string(),
-            StrategyArg::Portfolio => "portfolio".to_string(),
-            StrategyArg::Pct => format!("pct:{}", budget.depth.unwrap_or(3)),
-            StrategyArg::Dfs => bound.map_or("dfs".to_string(), |b| format!("dfs:{b}")),
-        };
+        let value = strategy_value(strategy, budget.depth, budget.preemption_bound);
         cargo.env("BRAID_STRATEGY", value);
     }
     cargo.env("BRAID_OUT", absolute(&args.out)?);
-    let outcomes = run_reporting(cargo)?;
+    let (outcomes, _) = run_reporting(cargo)?;
     if outcomes.is_empty() {
         bail!("no #[braid::test] matched `{filter}`");
     }
@@ -90,7 +209,7 @@ pub fn replay(file: &ReplayFile, path: &Path) -> Result<Verdict> {
         .map_or(file.scenario.as_str(), |(_, n)| n);
     cargo.args(["--", name, "--exact", "--nocapture"]);
     cargo.env("BRAID_REPLAY", absolute(path)?);
-    let outcomes = run_reporting(cargo)?;
+    let (outcomes, _) = run_reporting(cargo)?;
     let Some(o) = outcomes.iter().find(|o| o.test == file.scenario) else {
         bail!("{}: test {} did not run", path.display(), file.scenario);
     };
@@ -114,8 +233,9 @@ fn cargo_test(package: Option<&str>, target: Option<&str>) -> Command {
     cargo
 }
 
-/// Runs `cargo` with a fresh report directory and reads back what each test reported.
-fn run_reporting(mut cargo: Command) -> Result<Vec<TestOutcome>> {
+/// Runs `cargo` with a fresh report directory and reads back what each test reported, and
+/// whether cargo passed.
+fn run_reporting(mut cargo: Command) -> Result<(Vec<TestOutcome>, bool)> {
     let dir = std::env::temp_dir().join(format!("braid-report-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -137,15 +257,16 @@ fn run_reporting(mut cargo: Command) -> Result<Vec<TestOutcome>> {
     if outcomes.is_empty() && !status.success() {
         bail!("cargo test failed before any #[braid::test] ran ({status})");
     }
-    Ok(outcomes)
+    Ok((outcomes, status.success()))
 }
 
 fn describe(o: &TestOutcome) -> String {
     match o.outcome.as_str() {
         "holds" => format!(
-            "{}: holds ({} runs: {})",
+            "{}: holds ({} run{}: {})",
             o.test,
             o.runs.unwrap_or(0),
+            if o.runs == Some(1) { "" } else { "s" },
             o.coverage.as_deref().unwrap_or("")
         ),
         "failed" => format!(
@@ -162,6 +283,10 @@ fn describe(o: &TestOutcome) -> String {
                 .as_deref()
                 .map(|f| format!("\n  replay file: {f}"))
                 .unwrap_or_default()
+                + &o.rerun
+                    .as_deref()
+                    .map(|r| format!("\n  rerun: {r}"))
+                    .unwrap_or_default()
         ),
         other => format!(
             "{}: {}: {}",
