@@ -307,3 +307,48 @@ pub(crate) fn abridged(trace: &str) -> String {
         tail.join("\n")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(path: &str, file: &'static str, crate_name: &'static str) -> TestInfo {
+        TestInfo {
+            path: path.to_string(),
+            file,
+            package: "tokio-user",
+            crate_name,
+            manifest_dir: "",
+        }
+    }
+
+    #[test]
+    fn the_rerun_command_names_one_test_its_target_and_the_cfg() {
+        let file = Path::new("target/braid/braid/pool.race.json");
+        let rerun = info("pool::race", "tests/pool.rs", "pool").rerun(file);
+        assert_eq!(
+            rerun,
+            "BRAID_REPLAY=target/braid/braid/pool.race.json braid test -- -p tokio-user --test pool -- --exact race\n     \
+             or: BRAID_REPLAY=target/braid/braid/pool.race.json RUSTFLAGS=\"--cfg madsim\" cargo test -p tokio-user --test pool -- --exact race"
+        );
+        let unit = info("tokio_user::pool::tests::race", "src/pool.rs", "tokio_user");
+        assert_eq!(
+            unit.cargo_test_args(),
+            "-p tokio-user --lib -- --exact pool::tests::race"
+        );
+        let bin = info("tokio_user::tests::race", "src/main.rs", "tokio_user");
+        assert_eq!(
+            bin.cargo_test_args(),
+            "-p tokio-user --bin tokio-user -- --exact tests::race"
+        );
+        let example = info(
+            "lost_update::lost_update",
+            "examples/lost_update.rs",
+            "lost_update",
+        );
+        assert_eq!(
+            example.cargo_test_args(),
+            "-p tokio-user --example lost_update -- --exact lost_update"
+        );
+    }
+}
