@@ -168,13 +168,20 @@ impl Check {
     /// regression files, then the exploration. Never panics on a failing schedule: the report
     /// says what happened.
     pub fn run(self) -> Report {
+        self.run_reported(false)
+    }
+
+    /// Runs the check; a verdict (`assert_holds`, what a braid test ends with) also writes its
+    /// outcome into `BRAID_REPORT` for `braid test`'s table. A report a test inspects itself
+    /// (`run`) is not the test's verdict, and is not written.
+    fn run_reported(self, verdict: bool) -> Report {
         let settings = self.settings.clone().with_env();
         let info = self
             .test
             .clone()
             .unwrap_or_else(|| TestInfo::unnamed("check"));
         let report = self.run_with(&settings, &info);
-        if let Some(dir) = &settings.report_dir {
+        if let (Some(dir), true) = (&settings.report_dir, verdict) {
             crate::outcome_file::write(dir, &info, &report);
         }
         report
@@ -215,7 +222,7 @@ impl Check {
             .test
             .as_ref()
             .map_or_else(|| "check".to_string(), |t| t.path.clone());
-        let report = self.run();
+        let report = self.run_reported(true);
         for r in &report.regressions {
             if let regressions::Status::Drifted(why) = &r.status {
                 eprintln!("braid: regression file {} drifted: {why}", r.file.display());
