@@ -64,7 +64,7 @@ fn list_seeds_lists_the_corpus_and_reports_a_corrupt_file() {
         out.contains("seeds/broker-bind-race/delivery-order-55690cf6.json"),
         "{out}"
     );
-    assert!(out.contains("broker-bind-race delivery-order: 26 steps, 1 preemptions"));
+    assert!(out.contains("broker-bind-race delivery-order: 26 steps, 1 preemption"));
     let dir = tempfile::tempdir().unwrap();
     let seed = repo("seeds/broker-bind-race/delivery-order-55690cf6.json");
     std::fs::write(dir.path().join("good.json"), seed).unwrap();
@@ -151,4 +151,51 @@ fn verdicts_are_coloured_unless_no_color_is_set() {
         &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")],
     );
     assert!(!text(&no_color.stdout).contains('\x1b'));
+}
+
+#[test]
+fn an_unknown_scenario_suggests_the_nearest_and_several_end_with_a_summary() {
+    let o = braid(&["explore", "broker-bind-rac"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("did you mean `broker-bind-race`?"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = braid(&["explore", "nothing-like-any-name"]);
+    assert!(!text(&o.stderr).contains("did you mean"));
+
+    let o = braid(&[
+        "explore",
+        "broker-bind-race",
+        "broker-bound-first",
+        "--runs",
+        "300",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert_eq!(
+        out.lines().last(),
+        Some("explored 2 scenarios: 2 as expected"),
+        "{out}"
+    );
+}
+
+#[test]
+fn scenario_commands_run_from_anywhere() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_braid"))
+        .arg("list")
+        .current_dir(elsewhere.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("broker-bind-race"));
+    let o = Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args(["list", "--scenario-dir", "missing"])
+        .current_dir(elsewhere.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("missing"), "{}", text(&o.stderr));
 }

@@ -79,8 +79,11 @@ fn seeds(dir: &Path) -> Result<usize> {
     for (path, f) in &loaded {
         let minimality = f.minimality.map(|m| format!(", {m}")).unwrap_or_default();
         println!(
-            "  {path:<width$}  {} {}: {} steps, {} preemptions{minimality}",
-            f.scenario, f.violation.invariant, f.steps, f.preemptions
+            "  {path:<width$}  {} {}: {} steps, {}{minimality}",
+            f.scenario,
+            f.violation.invariant,
+            f.steps,
+            sim::explore::preemptions(f.preemptions)
         );
     }
     Ok(malformed)

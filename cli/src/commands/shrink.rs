@@ -77,11 +77,11 @@ fn check_not_drifted(
 fn print_summary(path: &str, found: &RunResult, shrunk: &Shrunk) {
     let run = &shrunk.run;
     println!(
-        "{path}: {} steps, {} preemptions -> {} steps, {} preemptions, {}{} ({} guided runs, {} DFS runs)",
+        "{path}: {} steps, {} -> {} steps, {}, {}{} ({} guided runs, {} DFS runs)",
         found.steps,
-        found.preemptions,
+        sim::explore::preemptions(found.preemptions),
         run.steps,
-        run.preemptions,
+        sim::explore::preemptions(run.preemptions),
         shrunk.minimality,
         if shrunk.timed_out {
             " (the search below ran out of time)"

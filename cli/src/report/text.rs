@@ -203,8 +203,11 @@ impl ViolationReport {
         };
         let _ = writeln!(
             out,
-            "    schedule: {} steps, {} preemptions{minimality} (as found: {} steps, {} preemptions)",
-            self.steps, self.preemptions, self.found_steps, self.found_preemptions
+            "    schedule: {} steps, {}{minimality} (as found: {} steps, {})",
+            self.steps,
+            sim::explore::preemptions(self.preemptions),
+            self.found_steps,
+            sim::explore::preemptions(self.found_preemptions)
         );
         let _ = writeln!(out, "    {}", self.message);
         let _ = writeln!(out, "    replay: braid replay {}", self.replay_file);

@@ -66,7 +66,7 @@ fn prove(
 /// Whether the search proved the scenario, and what it established.
 fn verdict(report: &ScenarioReport) -> (bool, String) {
     let bound = match report.preemption_bound {
-        Some(b) => format!("within {b} preemptions"),
+        Some(b) => format!("within {}", sim::explore::preemptions(b)),
         None => "with no preemption bound".into(),
     };
     let misses = report.audit.as_ref().map_or(&[][..], |a| &a.misses[..]);
@@ -88,7 +88,9 @@ fn verdict(report: &ScenarioReport) -> (bool, String) {
             format!(
                 "proved {}: {} schedules, {} pruned",
                 match report.proved_bound {
-                    Some(k) if !report.exhaustive => format!("within {k} preemptions"),
+                    Some(k) if !report.exhaustive => {
+                        format!("within {}", sim::explore::preemptions(k))
+                    }
                     _ => format!(
                         "over {}",
                         sim::explore::every_schedule(report.yielded_fairly)

@@ -48,6 +48,8 @@ pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
     }
     if args.format == Format::Json {
         println!("{}", serde_json::to_string_pretty(&reports)?);
+    } else if reports.len() > 1 {
+        println!("{}", summary_line(&reports));
     }
     // 0: every outcome as its scenario expects (a bug found where one is expected included);
     // 1: some outcome not as expected.
@@ -61,6 +63,24 @@ pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
     })
 }
 
+/// "explored 12 scenarios: 11 as expected, 1 not (broker-x)".
+fn summary_line(reports: &[ScenarioReport]) -> String {
+    let not: Vec<&str> = reports
+        .iter()
+        .filter(|r| !r.matches_expectation)
+        .map(|r| r.scenario.as_str())
+        .collect();
+    let mut line = format!(
+        "explored {} scenarios: {} as expected",
+        reports.len(),
+        reports.len() - not.len()
+    );
+    if !not.is_empty() {
+        line += &format!(", {} not ({})", not.len(), not.join(", "));
+    }
+    line
+}
+
 /// The scenarios named on the command line (`all`: every file in the directory).
 pub fn select(dir: &Path, names: &[String]) -> Result<Vec<Scenario>> {
     if names.iter().any(|n| n == "all") {
@@ -68,8 +88,47 @@ pub fn select(dir: &Path, names: &[String]) -> Result<Vec<Scenario>> {
     }
     names
         .iter()
-        .map(|n| Scenario::find(dir, n).map_err(Into::into))
+        .map(|n| Scenario::find(dir, n).map_err(|e| with_suggestion(dir, n, e)))
         .collect()
+}
+
+/// An unknown scenario name's error, with the nearest known name when one is close.
+fn with_suggestion(dir: &Path, name: &str, error: sim::scenario::ScenarioError) -> anyhow::Error {
+    if !matches!(error, sim::scenario::ScenarioError::NotFound { .. }) {
+        return error.into();
+    }
+    let known: Vec<String> = Scenario::paths_in(dir)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| Some(p.file_stem()?.to_string_lossy().into_owned()))
+        .collect();
+    let nearest = known
+        .iter()
+        .map(|k| (edit_distance(name, k), k))
+        .min()
+        .filter(|(d, k)| *d <= (k.len().max(name.len()) / 3).max(2));
+    match nearest {
+        Some((_, k)) => anyhow::anyhow!("{error}; did you mean `{k}`?"),
+        None => error.into(),
+    }
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// Explores `model` (the scenario's variant, or its mutant without guard `mutant`), writes a
@@ -121,12 +180,16 @@ fn progress_bar(name: &str, runs: Option<u64>) -> Option<ProgressBar> {
     }
     let bar = ProgressBar::new(runs.unwrap_or(0));
     let template = if runs.is_some() {
-        "{prefix:.bold} [{bar:30}] {pos}/{len} runs, {per_sec}, {msg} ({eta})"
+        "{prefix:.bold} [{bar:30}] {pos}/{len} runs, {rate}, {msg} ({eta})"
     } else {
-        "{prefix:.bold} {spinner} {pos} runs, {per_sec}, {msg} ({elapsed})"
+        "{prefix:.bold} {spinner} {pos} runs, {rate}, {msg} ({elapsed})"
     };
     if let Ok(style) = ProgressStyle::with_template(template) {
-        bar.set_style(style.progress_chars("=> "));
+        // Whole runs per second: indicatif's {per_sec} prints four decimals.
+        let rate = |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{:.0} runs/s", state.per_sec());
+        };
+        bar.set_style(style.with_key("rate", rate).progress_chars("=> "));
     }
     bar.set_prefix(name.to_string());
     Some(bar)

@@ -88,8 +88,9 @@ fn text(replayed: &Replayed) {
         file.found.run
     );
     println!(
-        "{} steps, {} preemptions (marked *)\n",
-        result.steps, result.preemptions
+        "{} steps, {} (marked *)\n",
+        result.steps,
+        sim::explore::preemptions(result.preemptions)
     );
     print!("{}", trace.render_text());
     println!();
