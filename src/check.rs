@@ -283,11 +283,39 @@ fn explore(model: &TestModel, info: &TestInfo, settings: &Settings) -> Outcome {
     if summary.proves_nothing() || (proof_requested && !summary.finished()) {
         return Outcome::Inconclusive(summary.unfinished());
     }
+    let mut coverage = summary.coverage();
+    if saw_nothing_of_yours(model, settings) {
+        coverage += "; braid saw no operation of yours: code on real tokio or std::sync is not \
+                     explored (see the README, \"Check your tokio crate\")";
+    }
     Outcome::Holds {
         runs: summary.runs,
         exhaustive: summary.exhaustive,
-        coverage: summary.coverage(),
+        coverage,
     }
+}
+
+/// Whether a run of the test (one, traced, on a random schedule) reaches no scheduling point
+/// but the test's own tasks starting and being joined: then its code ran on something braid
+/// does not see (real tokio, std's locks and atomics), and "holds" says nothing about it.
+fn saw_nothing_of_yours(model: &TestModel, settings: &Settings) -> bool {
+    let config = sim::RunConfig {
+        max_steps: settings.max_steps,
+        trace: true,
+        record_accesses: false,
+    };
+    let strategy = StrategyKind::Random.build(settings.seed, settings.max_steps);
+    let (run, _) = sim::run_once(model, strategy, 0, &config);
+    let Some(trace) = &run.trace else {
+        return false;
+    };
+    trace.lines.iter().all(|line| match line {
+        sim::trace::TraceLine::Step { op, object, .. } => {
+            let joined = object.as_deref().is_some_and(|o| o.starts_with("join#"));
+            op == "start" || op == "wake-up" || op.starts_with("join ") || joined
+        }
+        _ => true,
+    })
 }
 
 /// What a check found.
