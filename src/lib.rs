@@ -93,8 +93,11 @@ pub use sim as engine;
 ///
 /// Environment overrides: `BRAID_SEED`, `BRAID_RUNS`, `BRAID_TIME` (seconds), `BRAID_OUT`, and
 /// `BRAID_REPLAY=<file>`: follow that replay file's schedule (the test it names) instead of
-/// exploring. A failure prints the trace and the exact command, e.g.
-/// `BRAID_REPLAY=target/braid/my_test.json cargo test -p my_crate --test my_test my_test`.
+/// exploring. A failure prints the trace and the exact command that reruns that one test, e.g.
+/// `BRAID_REPLAY=target/braid/braid/my_test.json braid test -- -p my_crate --test my_test --
+/// --exact my_test` (and the same as `RUSTFLAGS="--cfg madsim" cargo test ...`). A pass prints
+/// one line, `braid: <test> holds (<runs> runs: <how far the proof got>)`, seen with
+/// `--nocapture` and in `braid test`'s table.
 pub use braid_macros::test;
 
 #[doc(hidden)]
