@@ -23,6 +23,24 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The braid repository this binary was built from (scenarios/ and seeds/ are there).
+fn repository() -> PathBuf {
+    let cli_package = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    cli_package.parent().unwrap_or(cli_package).to_path_buf()
+}
+
+/// A corpus directory left at its default name (`seeds`): the one here if there is one, else
+/// the repository's, so that `braid list seeds` and `braid ci` run from anywhere too.
+pub fn default_dir(given: &std::path::Path, default: &str) -> PathBuf {
+    if given == std::path::Path::new(default) && !given.is_dir() {
+        let theirs = repository().join(default);
+        if theirs.is_dir() {
+            return theirs;
+        }
+    }
+    given.to_path_buf()
+}
+
 impl Cli {
     /// The scenario directory: the one given, else `scenarios/` in the current directory,
     /// else the repository's (where this binary was built from), so that scenario commands
@@ -35,11 +53,7 @@ impl Cli {
         if here.is_dir() {
             return Ok(here);
         }
-        let cli_package = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let repository = cli_package
-            .parent()
-            .unwrap_or(cli_package)
-            .join("scenarios");
+        let repository = repository().join("scenarios");
         if repository.is_dir() {
             return Ok(repository);
         }
@@ -83,7 +97,8 @@ pub struct ListArgs {
     /// What to list (default: scenarios, then models and their variants).
     #[arg(value_enum)]
     pub what: Option<ListWhat>,
-    /// The replay-file corpus `braid list seeds` lists.
+    /// The replay-file corpus `braid list seeds` lists (default: seeds/ here, else the
+    /// repository's).
     #[arg(long, default_value = "seeds")]
     pub seeds: PathBuf,
 }
@@ -456,7 +471,7 @@ pub struct CiArgs {
     /// Where replay files of new violations (and caught mutants) are written.
     #[arg(long, default_value = "target/braid/ci")]
     pub out: PathBuf,
-    /// The replay-file corpus to re-run first.
+    /// The replay-file corpus to re-run first (default: seeds/ here, else the repository's).
     #[arg(long, default_value = "seeds")]
     pub seeds: PathBuf,
     #[command(flatten)]

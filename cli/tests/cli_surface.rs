@@ -192,6 +192,13 @@ fn scenario_commands_run_from_anywhere() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("broker-bind-race"));
     let o = Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args(["list", "seeds"])
+        .current_dir(elsewhere.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("delivery-order-55690cf6.json"));
+    let o = Command::new(env!("CARGO_BIN_EXE_braid"))
         .args(["list", "--scenario-dir", "missing"])
         .current_dir(elsewhere.path())
         .output()

@@ -14,7 +14,10 @@ use crate::Verdict;
 pub fn run(cli: &Cli, args: &ListArgs) -> Result<Verdict> {
     let (what, malformed) = match args.what.unwrap_or(ListWhat::Scenarios) {
         ListWhat::Scenarios => ("scenario", scenarios(&cli.scenario_dir()?)?),
-        ListWhat::Seeds => ("replay file", seeds(&args.seeds)?),
+        ListWhat::Seeds => (
+            "replay file",
+            seeds(&crate::cli::default_dir(&args.seeds, "seeds"))?,
+        ),
     };
     if malformed > 0 {
         bail!(

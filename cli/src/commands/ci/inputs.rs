@@ -30,7 +30,7 @@ impl<'a> Inputs<'a> {
             check_target(path).with_context(|| format!("writing {}", path.display()))?;
         }
         let seed_files = if args.shard.is_none_or(|s| s.index == 1) {
-            seeds::load(&args.seeds)?
+            seeds::load(&crate::cli::default_dir(&args.seeds, "seeds"))?
         } else {
             Vec::new()
         };
