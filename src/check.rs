@@ -142,6 +142,34 @@ impl Check {
         self
     }
 
+    /// How many times per run virtual time may jump to the next deadline while a task can still
+    /// run: a slow task losing to its timeout, as on a real clock. Each jump is a decision of
+    /// the strategy, counted as a preemption (bounded searches bound it, the shrinker drops it
+    /// when the failure does not need it). Default 1; `clock_jumps(0)` is tokio's paused
+    /// clock, where timers fire only when no task can run.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use braid::tokio::{self, sync::oneshot, time};
+    ///
+    /// let slow_reply = || async {
+    ///     let (tx, rx) = oneshot::channel::<u32>();
+    ///     tokio::spawn(async move {
+    ///         time::sleep(Duration::from_millis(5)).await;
+    ///         let _ = tx.send(1);
+    ///     });
+    ///     // Woken at 5 ms, the replier may still be slower than a 10 ms deadline.
+    ///     assert!(time::timeout(Duration::from_millis(10), rx).await.is_ok());
+    /// };
+    /// assert!(braid::check(slow_reply).run().failure().is_some());
+    /// // On a paused clock it always replies in time.
+    /// braid::check(slow_reply).clock_jumps(0).assert_holds();
+    /// ```
+    pub fn clock_jumps(mut self, n: usize) -> Self {
+        self.model = self.model.with_clock_jumps(n);
+        self
+    }
+
     /// Lets the strategy crash a node (`braid::node`) up to `n` times per run, at any scheduling
     /// point: its tasks are killed and its init runs again, with only `Durable` state kept.
     pub fn crashes(mut self, n: usize) -> Self {
@@ -312,7 +340,8 @@ fn saw_nothing_of_yours(model: &TestModel, settings: &Settings) -> bool {
     trace.lines.iter().all(|line| match line {
         sim::trace::TraceLine::Step { op, object, .. } => {
             let joined = object.as_deref().is_some_and(|o| o.starts_with("join#"));
-            op == "start" || op == "wake-up" || op.starts_with("join ") || joined
+            let harness = ["start", "wake-up", "clock jump"].contains(&op.as_str());
+            harness || op.starts_with("join ") || joined
         }
         _ => true,
     })

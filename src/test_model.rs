@@ -8,6 +8,10 @@ use std::sync::Arc;
 
 use sim::{Grain, Model, Monitor, Violation};
 
+/// A test's clock may jump ahead of a task that can still run once per run (a slow task
+/// losing to its timeout, as on a real clock), unless it asks for tokio's paused clock.
+pub(crate) const DEFAULT_CLOCK_JUMPS: usize = 1;
+
 type Body = dyn Fn() -> Pin<Box<dyn Future<Output = ()>>> + Send + Sync;
 
 /// A test's body, started afresh in every run.
@@ -16,6 +20,7 @@ pub(crate) struct TestModel {
     body: Arc<Body>,
     grain: Grain,
     crashes: usize,
+    clock_jumps: usize,
 }
 
 impl TestModel {
@@ -28,11 +33,17 @@ impl TestModel {
             body: Arc::new(move || Box::pin(body())),
             grain: Grain::Access,
             crashes: 0,
+            clock_jumps: DEFAULT_CLOCK_JUMPS,
         }
     }
 
     pub(crate) fn with_crashes(mut self, crashes: usize) -> Self {
         self.crashes = crashes;
+        self
+    }
+
+    pub(crate) fn with_clock_jumps(mut self, jumps: usize) -> Self {
+        self.clock_jumps = jumps;
         self
     }
 
@@ -61,6 +72,10 @@ impl Model for TestModel {
 
     fn crashes(&self) -> usize {
         self.crashes
+    }
+
+    fn clock_jumps(&self) -> usize {
+        self.clock_jumps
     }
     // Not `reduction_safe` nor `state_visible`: a test may share plain Rust state between its
     // tasks, which the engine cannot see, so DFS explores it without reduction.

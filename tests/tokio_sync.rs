@@ -226,12 +226,23 @@ fn notify_waiters_stores_no_permit() {
 #[braid::test]
 async fn notify_waiters_wakes_every_waiter_and_a_notified_created_before_it() {
     let notify = Rc::new(Notify::new());
+    let (ready, mut all_ready) = tokio::sync::mpsc::unbounded_channel();
     let mut waiters = Vec::new();
     for _ in 0..2 {
         let n = notify.clone();
-        waiters.push(tokio::spawn(async move { n.notified().await }));
+        let ready = ready.clone();
+        waiters.push(tokio::spawn(async move {
+            // Created before `notify_waiters` (the waiter says so only afterwards): woken,
+            // whether or not it is polled before the call. (One `yield_now` would not do: on a
+            // multi-thread runtime the waiters may not have reached `notified()` yet.)
+            let notified = n.notified();
+            ready.send(()).unwrap();
+            notified.await
+        }));
     }
-    tokio::task::yield_now().await;
+    for _ in 0..2 {
+        all_ready.recv().await.unwrap();
+    }
     // Created before the call, never polled yet: still woken, as tokio specifies.
     let early = notify.notified();
     notify.notify_waiters();
@@ -638,7 +649,9 @@ async fn select_disables_mismatched_and_preconditioned_branches() {
     assert_eq!(sum, 6);
 }
 
-#[braid::test]
+// On tokio's paused clock: the reply at 5 ms always beats the 50 ms sleep. (With a clock
+// jump the sleep may fire while the replier is slow: see tests/tokio_fidelity.rs.)
+#[braid::test(clock_jumps = 0)]
 async fn select_with_a_timer_and_a_channel() {
     let (tx, rx) = oneshot::channel::<u32>();
     tokio::spawn(async move {
@@ -682,8 +695,11 @@ async fn abort_before_the_first_poll_and_after_the_end() {
         Ok(()) => assert!(started.get()),
     }
     let task = tokio::spawn(async { 7 });
-    tokio::task::yield_now().await;
-    assert!(task.is_finished());
+    // Its end is a step of its own: one yield does not make it finished (nor does it on a
+    // multi-thread runtime), so wait for it.
+    while !task.is_finished() {
+        tokio::task::yield_now().await;
+    }
     task.abort(); // no effect: it has finished
     assert_eq!(task.await.unwrap(), 7);
 }

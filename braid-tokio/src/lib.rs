@@ -10,8 +10,8 @@
 //!   re-exported whole (`pub use tokio::*`): every module, `#[tokio::main]`, `#[tokio::test]`,
 //!   `select!`, `join!`. The features are tokio's, forwarded to it.
 //! - **Built with `--cfg madsim`** (`braid test`, or `RUSTFLAGS="--cfg madsim" cargo test`): it
-//!   is [`braid::tokio`](https://docs.rs/braid) (`spawn`, `task`, `sync`, `time`, `select!`),
-//!   with `join!`, `try_join!` and `pin!`, and:
+//!   is [`braid::tokio`](https://docs.rs/braid) (`spawn`, `task`, `sync`, `time`, `select!`,
+//!   `join!`, `try_join!`, `pin!`, `task_local!`), and:
 //!   - `#[tokio::test]` is a braid exploration of the test (as `#[braid::test]`): its body is
 //!     the main task of each run, over many schedules; a failure is shrunk, written as a replay
 //!     file and printed with the command that reruns it. tokio's `flavor`, `worker_threads`
@@ -25,8 +25,8 @@
 //!     tests, not its `main`.
 //!
 //! What the facade has is what `braid::tokio` has: tokio's I/O (`net`, `fs`, `io`, `process`,
-//! `signal`), `runtime`, `spawn_blocking` and `task_local!` are not there, so code that uses
-//! them does not build under the cfg (a test double stands for I/O: see the README).
+//! `signal`) and `runtime` are not there, so code that uses them does not build under the cfg
+//! (a test double stands for I/O: see the README).
 
 #[cfg(not(madsim))]
 pub use tokio::*;
@@ -37,27 +37,7 @@ pub use braid::tokio::*;
 #[cfg(madsim)]
 pub use braid_macros::{tokio_main as main, tokio_test as test};
 
-#[cfg(madsim)]
-pub use futures_util::{join, try_join};
-
 /// braid, for the attributes' expansions (`::tokio::__braid::check`, ...).
 #[cfg(madsim)]
 #[doc(hidden)]
 pub use braid as __braid;
-
-/// Pins values on the stack, as `tokio::pin!`: `pin!(a, b);` shadows each with its pinned
-/// `Pin<&mut _>`; `pin! { let x = expr; }` pins what it declares.
-#[cfg(madsim)]
-#[macro_export]
-macro_rules! pin {
-    ($($x:ident),* $(,)?) => { $(
-        // Shadowed, so the original can never be moved again: what `tokio::pin!` relies on.
-        let mut $x = $x;
-        #[allow(unused_mut)]
-        let mut $x = unsafe { ::core::pin::Pin::new_unchecked(&mut $x) };
-    )* };
-    ($(let $x:ident = $init:expr;)*) => { $(
-        let $x = $init;
-        $crate::pin!($x);
-    )* };
-}

@@ -104,7 +104,7 @@ impl Settings {
             .map(|i| i.to_string())
             .unwrap_or_default();
         match key.as_str() {
-            "runs" | "seed" | "max_steps" => {
+            "runs" | "seed" | "max_steps" | "clock_jumps" => {
                 let value: LitInt = meta.value()?.parse()?;
                 let name = syn::Ident::new(&key, Span::call_site());
                 self.calls.push(quote!(.#name(#value)));

@@ -31,7 +31,10 @@ use serde::{Deserialize, Serialize};
 
 pub use history::History;
 pub use model::{Grain, Model, Monitor};
-pub use ops::{checkpoint, choose, engine_running, watch, yield_now, yield_point};
+pub use ops::{
+    checkpoint, choose, choose_in_poll, current_task, current_task_name, engine_running, watch,
+    yield_like_tokio, yield_now, yield_point,
+};
 pub use rt::task::spawn;
 pub use rt::TaskId;
 pub use run::{run_once, RunConfig, RunOutcome, RunResult, SIMULATED};

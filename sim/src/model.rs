@@ -68,6 +68,13 @@ pub trait Model: Send + Sync {
         0
     }
 
+    /// How many times a run may jump virtual time to the next deadline while a task can still
+    /// run (a slow task losing to its timeout, as on a real clock), each a decision counted as
+    /// a preemption. 0: timers fire only when no task can run (tokio's paused clock).
+    fn clock_jumps(&self) -> usize {
+        0
+    }
+
     /// Whether each poll of its tasks reaches at most one scheduling point and never drops a
     /// point it is waiting on: every task is one chain of awaits (a `select!` written as a
     /// `choose`, no `join!`, no `timeout`). Such a task can park right at its point and, when
@@ -115,6 +122,10 @@ impl Model for AtGrain<'_> {
 
     fn crashes(&self) -> usize {
         self.model.crashes()
+    }
+
+    fn clock_jumps(&self) -> usize {
+        self.model.clock_jumps()
     }
 
     fn one_point_per_poll(&self) -> bool {

@@ -21,10 +21,33 @@ pub async fn yield_now() {
     point(Op::YieldNow).await;
 }
 
+/// `tokio::task::yield_now` as tokio means it: the others may run first, or the yielder may be
+/// polled again at once, before they move. Going on at once is allowed once per cycle of
+/// yields: if its last yield went on at once, this one is fair (`yield_now`), so a spin-wait
+/// still lets the others move and stays finite for every strategy.
+pub async fn yield_like_tokio() {
+    with_exec(|ex| {
+        if let Some(me) = ex.current {
+            ex.tasks[me.0].yield_may_continue = true;
+        }
+    });
+    point(Op::YieldNow).await;
+}
+
 /// Data nondeterminism: a value in `0..n` chosen by the strategy (does this check fail?).
 pub async fn choose(n: usize) -> usize {
     assert!(n > 0, "choose needs at least one alternative");
     point(Op::Choose(n)).await
+}
+
+/// `choose` from inside a poll (a `select!` picking where to start each time it is polled):
+/// `None` when the running task cannot park mid-poll (it is not stackful).
+pub fn choose_in_poll(n: usize) -> Option<usize> {
+    assert!(n > 0, "choose needs at least one alternative");
+    if !crate::rt::coroutine::in_stackful() {
+        return None;
+    }
+    Some(crate::rt::task::sync_point(Op::Choose(n)))
 }
 
 /// Declares, at a loop head `label`, everything the running task's future depends on besides
@@ -45,10 +68,27 @@ pub fn watch(monitor: std::rc::Rc<dyn crate::Monitor>) {
     with_exec(|ex| ex.watched.push(monitor));
 }
 
+/// The running task's name (`task#2`), for messages; `?` outside a task.
+pub fn current_task_name() -> String {
+    with_exec(|ex| match ex.current {
+        Some(t) => ex.tasks[t.0].name.to_string(),
+        None => "?".to_string(),
+    })
+}
+
 /// Whether a run is in progress on this thread and can take note of an operation (a guard or a
 /// channel half dropped while the runtime tears down a finished run cannot).
 pub fn engine_running() -> bool {
     let mut running = false;
     crate::rt::try_with_exec(|ex| running = !ex.is_over());
     running
+}
+
+/// The task running now in the run in progress on this thread, if any (what a task-local value
+/// is keyed by: tasks run stackful, so a thread-local alone would leak into a task that runs
+/// while another is parked in the middle of a poll).
+pub fn current_task() -> Option<crate::TaskId> {
+    let mut task = None;
+    crate::rt::try_with_exec(|ex| task = ex.current);
+    task
 }

@@ -120,6 +120,10 @@ pub fn run_once(
 ) -> (RunResult, Box<dyn Strategy>) {
     rt::task::install_panic_hook();
     strategy.begin_run(run);
+    let clock_jumps = match strategy.jumps_clock() {
+        true => model.clock_jumps(),
+        false => 0,
+    };
     let exec = Rc::new(RefCell::new(Execution::new(
         strategy,
         model.grain(),
@@ -129,6 +133,7 @@ pub fn run_once(
     )));
     exec.borrow_mut().stackful = model.stackful_tasks();
     exec.borrow_mut().crashes_left = model.crashes();
+    exec.borrow_mut().clock_jumps_left = clock_jumps;
     exec.borrow_mut().eager_points =
         model.one_point_per_poll() && !model.stackful_tasks() && model.crashes() == 0;
     let guard = rt::enter(exec.clone());

@@ -11,6 +11,10 @@ use crate::rt::op::Op;
 use crate::rt::task::{point, Point};
 use crate::rt::{with_exec, ObjId, TaskId};
 
+pub use crate::rt::task::{
+    cancel, is_engine_unwind, panic_caught, panic_observed, take_last_panic, Cancelled,
+};
+
 /// Spawns a task named `name` whose output its `JoinHandle` yields. A panic in the task ends
 /// the run as a `panic` violation (that is the bug a test is looking for), so awaiting the
 /// handle of a task that panicked is never reached.
@@ -33,9 +37,9 @@ where
     }
 }
 
-/// Spawns the run's main task: once it has finished the run is over, and tasks still blocked
-/// are left behind rather than reported as a deadlock (as a runtime drops its tasks when a
-/// `#[tokio::test]` body returns). Tasks still able to run go on until none can.
+/// Spawns the run's main task: once it has finished the run is over, and the tasks left, able
+/// to run or not, are dropped without another step, as tokio's runtime drops its tasks when a
+/// `#[tokio::test]` body returns (they are neither a deadlock nor a livelock).
 pub fn spawn_main<F>(name: impl Into<String>, future: F) -> TaskId
 where
     F: Future<Output = ()> + 'static,

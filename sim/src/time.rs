@@ -8,6 +8,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use crate::rt::op::{ObjState, Op};
+use crate::rt::task::point;
 use crate::rt::with_exec;
 
 /// A point in a run's virtual time (zero when the run begins).
@@ -57,6 +59,7 @@ pub fn sleep(duration: Duration) -> Sleep {
     Sleep {
         deadline: Deadline::After(duration),
         timer: None,
+        fired: false,
     }
 }
 
@@ -65,6 +68,7 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep {
         deadline: Deadline::At(deadline.0),
         timer: None,
+        fired: false,
     }
 }
 
@@ -80,6 +84,8 @@ enum Deadline {
 pub struct Sleep {
     deadline: Deadline,
     timer: Option<(Duration, u64)>,
+    /// A poll found it elapsed.
+    fired: bool,
 }
 
 impl Sleep {
@@ -91,9 +97,16 @@ impl Sleep {
         }
     }
 
-    /// Whether its deadline has passed.
+    /// Whether it has elapsed: its timer fired, or a poll found the deadline passed (as
+    /// tokio's, not merely the clock being past the deadline before the first poll).
     pub fn is_elapsed(&self) -> bool {
-        matches!(self.deadline, Deadline::At(d) if with_exec(|ex| ex.now) >= d)
+        if self.fired {
+            return true;
+        }
+        match self.timer {
+            Some(key) => with_exec(|ex| !ex.timer_pending(key)),
+            None => false,
+        }
     }
 }
 
@@ -111,13 +124,18 @@ impl Future for Sleep {
             if let Some(key) = self.timer.take() {
                 with_exec(|ex| ex.cancel_timer(key));
             }
+            self.fired = true;
             return Poll::Ready(());
         }
         match self.timer {
             Some(key) => with_exec(|ex| ex.update_timer(key, cx.waker())),
             None => {
-                let key = with_exec(|ex| ex.add_timer(deadline, cx.waker().clone()));
+                let (key, clock) =
+                    with_exec(|ex| (ex.add_timer(deadline, cx.waker().clone()), ex.wants_clock()));
                 self.timer = Some(key);
+                if clock {
+                    start_clock();
+                }
             }
         }
         Poll::Pending
@@ -130,6 +148,24 @@ impl Drop for Sleep {
             crate::rt::try_with_exec(|ex| ex.cancel_timer(key));
         }
     }
+}
+
+/// Starts the run's clock task, at its first timer when the run may jump its clock
+/// (`Model::clock_jumps`): each of its steps is a jump of virtual time to the next deadline
+/// while other tasks could still run. Like a node's crash task, it has no start step: it waits
+/// for its jump from the start, and each grant is one.
+fn start_clock() {
+    let obj = with_exec(|ex| ex.add_object("clock".into(), ObjState::Node));
+    let clock = crate::spawn("clock", async move {
+        loop {
+            with_exec(|ex| ex.jump_clock());
+            point(Op::ClockJump(obj)).await;
+        }
+    });
+    with_exec(|ex| {
+        ex.tasks[clock.0].pending = Some(Op::ClockJump(obj));
+        ex.clock_task = Some(clock);
+    });
 }
 
 /// The deadline of [`timeout`] passed before the future finished.

@@ -58,7 +58,8 @@ impl<T> Chan<T> {
     /// or nothing yet (its waker registered under `ticket` if given).
     fn look(&self, next: &mut u64, wait: Option<(&mut Option<u64>, &std::task::Waker)>) -> Found {
         let held = self.buffer().len() as u64;
-        self.meta.with_mut(|m| {
+        let mut stale = None;
+        let found = self.meta.with_mut(|m| {
             let head = m.tail - held;
             if *next < head {
                 let lag = head - *next;
@@ -72,11 +73,14 @@ impl<T> Chan<T> {
                 Found::Closed
             } else {
                 if let Some((ticket, waker)) = wait {
-                    m.waiters.register(ticket, waker);
+                    stale = m.waiters.register(ticket, waker);
                 }
                 Found::Empty
             }
-        })
+        });
+        // Outside the state's borrow: a waker's drop may reach this channel again.
+        drop(stale);
+        found
     }
 }
 
@@ -103,6 +107,10 @@ impl<T> Chan<T> {
 /// ```
 pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     assert!(capacity > 0, "broadcast channel capacity cannot be zero");
+    assert!(
+        capacity <= usize::MAX >> 1,
+        "broadcast channel capacity exceeded `usize::MAX / 2`"
+    );
     let capacity = capacity.next_power_of_two();
     let chan = Arc::new(Chan {
         meta: Shared::new(
@@ -184,6 +192,7 @@ impl<T> Sender<T> {
 
 impl<T> Clone for Sender<T> {
     fn clone(&self) -> Self {
+        self.chan.meta.write_point();
         self.chan.meta.with_mut(|m| m.senders += 1);
         Sender {
             chan: self.chan.clone(),
@@ -196,6 +205,8 @@ impl<T> Drop for Sender<T> {
         if !sim::engine_running() {
             return;
         }
+        // The last sender's drop closes the channel: another task may look first.
+        self.chan.meta.write_point();
         let woken = self.chan.meta.with_mut(|m| {
             m.senders -= 1;
             match m.senders {
@@ -229,7 +240,9 @@ impl<T> Drop for Wait<'_, T> {
     fn drop(&mut self) {
         if self.ticket.is_some() && sim::engine_running() {
             let ticket = self.ticket;
-            self.chan.meta.with_mut(|m| m.waiters.remove(ticket));
+            self.chan.meta.write_point();
+            let stale = self.chan.meta.with_mut(|m| m.waiters.remove(ticket));
+            drop(stale);
         }
     }
 }
@@ -286,11 +299,9 @@ impl<T> Receiver<T> {
     /// How many values this receiver has yet to read (those still held).
     pub fn len(&self) -> usize {
         self.chan.meta.read_point();
-        let held = self.chan.buffer().len() as u64;
-        self.chan.meta.with(|m| {
-            let head = m.tail - held;
-            (m.tail - self.next.max(head)) as usize
-        })
+        // Lagged values count too, as tokio's: a length past the capacity means the next
+        // `recv` reports the lag.
+        self.chan.meta.with(|m| (m.tail - self.next) as usize)
     }
 
     /// Whether this receiver has read everything held.
@@ -302,6 +313,7 @@ impl<T> Receiver<T> {
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         if sim::engine_running() {
+            self.chan.meta.write_point();
             self.chan.meta.with_mut(|m| m.receivers -= 1);
         }
     }

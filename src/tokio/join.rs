@@ -8,9 +8,18 @@
 //! its first poll if it never started. Its destructors run then, in its own step, and its
 //! join yields a cancelled `JoinError`. (A task parked on one of `braid::sync`'s primitives,
 //! which the engine itself keeps disabled, is dropped once that primitive lets it go on.)
+//!
+//! A task's end is a step of its own, as in tokio, where another thread may run between a
+//! task's last operation and the moment its handle reports it finished. A task that panics
+//! ends with its panic, which its joiner receives as a `JoinError` (`is_panic`,
+//! `into_panic`). A panic nobody observes (the handle dropped or never awaited by the end of
+//! the run) still fails the run at its end: braid is stricter than tokio there, which would
+//! only print it, since a test that never looks would otherwise pass with a task that died.
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
@@ -24,6 +33,8 @@ const FINISHED: u8 = 2;
 const CANCELLED: u8 = 3;
 /// The output was taken by the join.
 const JOINED: u8 = 4;
+/// The task panicked; its joiner gets the panic.
+const PANICKED: u8 = 5;
 
 /// What the handle and the task share, besides the output: the state the engine sees (a
 /// write when the task ends or is aborted, a read when someone looks), and the two wakers.
@@ -36,6 +47,12 @@ struct Control {
     task_waker: Mutex<Option<Waker>>,
     /// Whoever awaits the handle.
     join_waker: Mutex<Option<Waker>>,
+    /// The task's panic, until its joiner takes it.
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// The engine's number for its panic, while nobody has observed it.
+    unobserved: Mutex<Option<u64>>,
+    /// The engine's task, once spawned (to cancel it at its next await).
+    task: Mutex<Option<sim::TaskId>>,
 }
 
 /// A waker slot or the output slot, locked.
@@ -62,6 +79,11 @@ impl Control {
             *s == ABORTING
         });
         if aborting {
+            if let Some(task) = *lock(&self.task) {
+                // A task parked at an await in the middle of its poll (a yield) unwinds from
+                // there when it goes on; one waiting on a waker is woken and dropped below.
+                sim::task::cancel(task);
+            }
             let waker = lock(&self.task_waker).take();
             if let Some(w) = waker {
                 w.wake();
@@ -72,8 +94,36 @@ impl Control {
     fn is_finished(&self) -> bool {
         self.state.read_point();
         self.state
-            .with(|s| matches!(*s, FINISHED | CANCELLED | JOINED))
+            .with(|s| matches!(*s, FINISHED | CANCELLED | JOINED | PANICKED))
     }
+
+    /// The task panicked with `payload`: its joiner will get it, and the run fails when it
+    /// ends unless someone does (`sim::task::panic_caught`).
+    fn panicked(&self, payload: Box<dyn Any + Send>) {
+        let message = sim::task::take_last_panic().unwrap_or_else(|| panic_text(&*payload));
+        let name = sim::current_task_name();
+        let id = sim::task::panic_caught(format!("task {name} panicked: {message}"));
+        *lock(&self.unobserved) = Some(id);
+        *lock(&self.panic) = Some(payload);
+        self.end(PANICKED);
+    }
+
+    /// The joiner takes the panic: observed.
+    fn take_panic(&self) -> Option<Box<dyn Any + Send>> {
+        if let Some(id) = lock(&self.unobserved).take() {
+            sim::task::panic_observed(id);
+        }
+        lock(&self.panic).take()
+    }
+}
+
+/// A panic's message, from its payload.
+fn panic_text(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a non-string payload".to_string())
 }
 
 /// Spawns a task, as `tokio::spawn` (named `task`, `task#2`, ... in traces). Unlike tokio's,
@@ -98,14 +148,18 @@ where
         state: Shared::new(sim::sync::auto_name("join"), RUNNING),
         task_waker: Mutex::new(None),
         join_waker: Mutex::new(None),
+        panic: Mutex::new(None),
+        unobserved: Mutex::new(None),
+        task: Mutex::new(None),
     });
     let output = Arc::new(Mutex::new(None));
     // Through braid's front door, so the task is whatever kind of task braid's tasks are.
-    drop(crate::task::spawn(Abortable {
+    let handle = crate::task::spawn(Abortable {
         control: control.clone(),
         output: output.clone(),
         future: Some(Box::pin(future)),
-    }));
+    });
+    *lock(&control.task) = Some(handle.id());
     JoinHandle {
         control,
         output,
@@ -136,16 +190,36 @@ impl<F: Future> Future for Abortable<F> {
         }
         {
             let mut waker = lock(&this.control.task_waker);
-            if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                *waker = Some(cx.waker().clone());
-            }
+            let stale = match waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                true => None,
+                false => waker.replace(cx.waker().clone()),
+            };
+            // Outside the slot's lock: a waker's drop may reach this task's handle again.
+            drop(waker);
+            drop(stale);
         }
-        match future.as_mut().poll(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(value) => {
+        match panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(value)) => {
                 this.future = None;
+                // The end is a step of its own: another task may run between the task's last
+                // operation and its handle saying it has finished.
+                this.control.state.write_point();
                 *lock(&this.output) = Some(value);
                 this.control.end(FINISHED);
+                Poll::Ready(())
+            }
+            Err(payload) if sim::task::is_engine_unwind(&*payload) => panic::resume_unwind(payload),
+            Err(payload) if payload.is::<sim::task::Cancelled>() => {
+                // Aborted while parked at an await: dropped there, in its own step.
+                this.future = None;
+                this.control.end(CANCELLED);
+                Poll::Ready(())
+            }
+            Err(payload) => {
+                // Dropped as tokio drops a panicked task's future, then handed to the joiner.
+                this.future = None;
+                this.control.panicked(payload);
                 Poll::Ready(())
             }
         }
@@ -203,10 +277,19 @@ impl<T> Future for JoinHandle<T> {
                 let value = lock(&this.output).take().expect("a finished task's output");
                 Poll::Ready(Ok(value))
             }
-            CANCELLED => Poll::Ready(Err(JoinError { cancelled: true })),
-            JOINED => Poll::Ready(Err(JoinError { cancelled: false })),
+            CANCELLED => Poll::Ready(Err(JoinError {
+                repr: Repr::Cancelled,
+            })),
+            PANICKED => Poll::Ready(Err(JoinError {
+                repr: match control.take_panic() {
+                    Some(payload) => Repr::Panic(Mutex::new(payload)),
+                    None => Repr::Taken,
+                },
+            })),
+            JOINED => Poll::Ready(Err(JoinError { repr: Repr::Taken })),
             _ => {
-                *lock(&control.join_waker) = Some(cx.waker().clone());
+                let stale = lock(&control.join_waker).replace(cx.waker().clone());
+                drop(stale);
                 Poll::Pending
             }
         }
@@ -243,39 +326,70 @@ impl fmt::Debug for AbortHandle {
     }
 }
 
-/// A task that ended without an output for its join: it was aborted (`is_cancelled`), or its
-/// output was already taken. (A task that panics ends the run as the failure braid was
-/// looking for, so `is_panic` is never true here.)
+/// A task that ended without an output for its join: it was aborted (`is_cancelled`), it
+/// panicked (`is_panic`, `into_panic`), or its output was already taken.
 pub struct JoinError {
-    cancelled: bool,
+    repr: Repr,
+}
+
+enum Repr {
+    Cancelled,
+    /// In a `Mutex` only to be `Sync` without the payload being so, as tokio's `JoinError`.
+    Panic(Mutex<Box<dyn Any + Send>>),
+    /// Polled again after it completed (tokio panics there; braid says so in the error).
+    Taken,
 }
 
 impl JoinError {
     /// Whether the task was aborted.
     pub fn is_cancelled(&self) -> bool {
-        self.cancelled
+        matches!(self.repr, Repr::Cancelled)
     }
 
-    /// Whether the task panicked: never, under braid (a panic ends the run as a failure).
+    /// Whether the task panicked.
     pub fn is_panic(&self) -> bool {
-        false
+        matches!(self.repr, Repr::Panic(_))
+    }
+
+    /// The task's panic payload, to resume it (`std::panic::resume_unwind`).
+    ///
+    /// # Panics
+    /// When the error is not a panic, as tokio's.
+    pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
+        self.try_into_panic()
+            .expect("`JoinError` reason is not a panic.")
+    }
+
+    /// The task's panic payload, or the error itself when it is not a panic.
+    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
+        match self.repr {
+            Repr::Panic(payload) => {
+                Ok(payload.into_inner().unwrap_or_else(PoisonError::into_inner))
+            }
+            repr => Err(JoinError { repr }),
+        }
     }
 }
 
 impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.cancelled {
-            true => f.write_str("JoinError::Cancelled"),
-            false => f.write_str("JoinError::AlreadyJoined"),
+        match &self.repr {
+            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
+            Repr::Panic(p) => write!(f, "JoinError::Panic({:?}, ...)", panic_text(&**lock(p))),
+            Repr::Taken => f.write_str("JoinError::AlreadyJoined"),
         }
     }
 }
 
 impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.cancelled {
-            true => f.write_str("task was cancelled"),
-            false => f.write_str("task's output was already taken"),
+        match &self.repr {
+            Repr::Cancelled => f.write_str("task was cancelled"),
+            Repr::Panic(p) => {
+                let text = panic_text(&**lock(p));
+                write!(f, "task panicked with message {text:?}")
+            }
+            Repr::Taken => f.write_str("task's output was already taken"),
         }
     }
 }

@@ -20,15 +20,24 @@
 //! What is here:
 //! - [`spawn`], [`task`]: `spawn`, `yield_now`, [`JoinHandle`](task::JoinHandle) (await it,
 //!   `abort`, `is_finished`, `abort_handle`), [`JoinError`](task::JoinError)
-//!   (`is_cancelled`).
+//!   (`is_cancelled`), [`JoinSet`](task::JoinSet), `spawn_blocking` and `spawn_local` (each an
+//!   ordinary task), [`LocalSet`](task::LocalSet), task-locals
+//!   ([`task_local!`](crate::tokio::task_local)).
+//! - [`join!`](crate::tokio::join), [`try_join!`](crate::tokio::try_join),
+//!   [`pin!`](crate::tokio::pin).
 //! - [`sync`]: `Mutex`, `RwLock`, `Semaphore` (fair, FIFO, as tokio's), `Notify`, `oneshot`,
-//!   `mpsc` (bounded, with back-pressure and `reserve`; unbounded), `watch`, `broadcast`.
+//!   `mpsc` (bounded, with back-pressure and `reserve`; unbounded), `watch`, `broadcast`,
+//!   `Barrier`, `OnceCell`, `SetOnce`.
 //! - [`select!`](crate::tokio::select): random branch order as a scheduling decision,
 //!   `biased;`, `, if` preconditions, `else`; the losing branches are dropped.
 //! - [`time`]: `sleep`, `sleep_until`, `timeout`, `interval`, `Instant`, `Duration`, in virtual
 //!   time: a sleep never waits on the wall clock; when every task waits and timers are pending,
 //!   time jumps to the next deadline, and timers due at the same instant fire in an order the
-//!   strategy picks.
+//!   strategy picks. Time may also jump to the next deadline while a task can still run, once
+//!   per run by default ([`Check::clock_jumps`](crate::Check::clock_jumps)), as a real clock
+//!   moves on while a task is slow: so a reply woken at 5 ms can still lose to a 10 ms
+//!   timeout. `clock_jumps(0)` is tokio's paused clock. `pause` and `resume` are no-ops (the
+//!   clock is always virtual); `advance(d)` sleeps `d`.
 //!
 //! Every operation on a `sync` item is a scheduling point right before it touches shared state
 //! (with stackful tasks; until then, the points are where a task waits), and a task that must
@@ -43,10 +52,16 @@
 //! `std::sync` locks and atomics, never contended (a run is single-threaded) and never held
 //! across a scheduling point; on a thread with no run in progress, an operation panics.
 //!
+//! Drops and clones count as operations: dropping a guard, a permit or a channel half, and
+//! cloning a sender, is a scheduling point right before it changes shared state, as each is an
+//! atomic operation another thread can race with in tokio; so is creating a `Notified`, which
+//! reads the `notify_waiters` count, and a task's end, which is a step of its own.
+//!
 //! Differences from tokio: `spawn` does not need a `Send` future (a run is single-threaded);
-//! a task that panics ends the run as the failure braid is looking for, so no `JoinError` is
-//! ever a panic; constructors are not `const` (a primitive is an object of the run it is
-//! created in).
+//! a task's panic reaches its joiner as a `JoinError` (`is_panic`), but one nobody observes
+//! fails the run at its end (tokio would only print it); when the test body returns, the
+//! tasks left are dropped, as tokio's runtime drops them; constructors are not `const` (a
+//! primitive is an object of the run it is created in).
 //!
 //! ```
 //! use std::time::Duration;
@@ -58,28 +73,115 @@
 //!         time::sleep(Duration::from_millis(5)).await;
 //!         let _ = tx.send(1);
 //!     });
-//!     // The reply comes at 5 ms, well before the deadline: holds in every schedule.
+//!     // The reply comes at 5 ms, before the deadline: on a paused clock, in every schedule.
 //!     assert_eq!(time::timeout(Duration::from_millis(10), rx).await.unwrap().unwrap(), 1);
 //! })
+//! .clock_jumps(0)
 //! .assert_holds();
 //! ```
 
+mod barrier;
+mod blocking;
 mod broadcast;
 mod join;
+mod join_macro;
+mod join_set;
+mod local_set;
 mod mpsc;
 mod mutex;
 mod notify;
+mod once_cell;
 mod oneshot;
+mod pin;
 mod rwlock;
 mod select;
 mod semaphore;
+mod set_once;
+mod task_local;
+mod time_control;
 mod wait_list;
 mod watch;
 
 pub use join::spawn;
 
 #[doc(hidden)]
+pub use select::restart as __select_restart;
+#[doc(hidden)]
 pub use select::start as __select_start;
+
+#[doc(hidden)]
+pub mod __join_private {
+    pub use super::join_macro::{count, maybe_done, rotate, MaybeDone, TryOutput};
+}
+
+#[doc(hidden)]
+pub mod __task_local_private {
+    pub use super::task_local::Slots;
+}
+
+/// Waits on several futures concurrently in the current task until all complete, as
+/// `tokio::join!`: each poll polls every unfinished branch, starting one further along each
+/// time, or in the order written with `biased;`.
+///
+/// ```
+/// use braid::tokio;
+///
+/// braid::check(|| async {
+///     let (a, b) = tokio::join!(async { 1 }, tokio::spawn(async { 2 }));
+///     assert_eq!((a, b.unwrap()), (1, 2));
+/// })
+/// .assert_holds();
+/// ```
+#[doc(inline)]
+pub use crate::__braid_tokio_join as join;
+
+/// Waits on several `Result` futures concurrently until all succeed or one fails, as
+/// `tokio::try_join!`.
+///
+/// ```
+/// use braid::tokio;
+///
+/// braid::check(|| async {
+///     let r: Result<(u8, u8), ()> = tokio::try_join!(async { Ok(1) }, async { Ok(2) });
+///     assert_eq!(r, Ok((1, 2)));
+/// })
+/// .assert_holds();
+/// ```
+#[doc(inline)]
+pub use crate::__braid_tokio_try_join as try_join;
+
+/// Declares task-local keys, as `tokio::task_local!` (a value per task, set by
+/// `KEY.scope(value, future)`).
+///
+/// ```
+/// use braid::tokio;
+///
+/// tokio::task_local! {
+///     static ID: u32;
+/// }
+///
+/// braid::check(|| async {
+///     assert_eq!(ID.scope(9, async { ID.get() }).await, 9);
+/// })
+/// .assert_holds();
+/// ```
+#[doc(inline)]
+pub use crate::__braid_tokio_task_local as task_local;
+
+/// Pins values on the stack, as `tokio::pin!`.
+///
+/// ```
+/// use braid::tokio;
+///
+/// braid::check(|| async {
+///     let f = async { 1 };
+///     tokio::pin!(f);
+///     assert_eq!(f.await, 1);
+/// })
+/// .assert_holds();
+/// ```
+#[doc(inline)]
+pub use crate::__braid_tokio_pin as pin;
 
 /// Waits on several futures at once, as `tokio::select!`: the first to complete whose output
 /// matches its pattern wins, the others are dropped (cancelled) before its handler runs.
@@ -109,20 +211,49 @@ pub use select::start as __select_start;
 #[doc(inline)]
 pub use crate::__braid_tokio_select as select;
 
-/// `tokio::task`: spawning, joining, aborting, yielding.
+/// `tokio::task`: spawning, joining, aborting, yielding; `JoinSet`, `LocalSet`, task-locals.
 pub mod task {
+    pub use super::blocking::spawn_blocking;
     pub use super::join::{spawn, AbortHandle, JoinError, JoinHandle};
-    pub use crate::task::yield_now;
+    pub use super::join_set::JoinSet;
+    pub use super::local_set::{spawn_local, LocalEnterGuard, LocalSet};
+    pub use super::task_local::{AccessError, LocalKey};
+
+    /// `tokio::task::futures`.
+    pub mod futures {
+        pub use crate::tokio::task_local::TaskLocalFuture;
+    }
+
+    /// Yields, as `tokio::task::yield_now`: the other tasks may run first, or this one may
+    /// be polled again at once, as tokio's runtime may do. Going on at once is allowed once
+    /// per cycle of yields (a yield right after one that went on at once is fair: the others
+    /// move first), so a spin-wait on `yield_now` is still proved, and one that can never make
+    /// progress is still a `livelock`.
+    ///
+    /// ```
+    /// use braid::tokio;
+    ///
+    /// braid::check(|| async {
+    ///     tokio::task::yield_now().await;
+    /// })
+    /// .assert_holds();
+    /// ```
+    pub async fn yield_now() {
+        sim::yield_like_tokio().await;
+    }
 }
 
 /// `tokio::sync`.
 pub mod sync {
+    pub use super::barrier::{Barrier, BarrierWaitResult};
     pub use super::mutex::{Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
     pub use super::notify::{Notified, Notify};
+    pub use super::once_cell::{OnceCell, SetError};
     pub use super::rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub use super::semaphore::{
         AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError,
     };
+    pub use super::set_once::{SetOnce, SetOnceError};
 
     /// `tokio::sync::oneshot`: one value from one task to another.
     pub mod oneshot {
@@ -155,6 +286,8 @@ pub mod time {
         interval, sleep, sleep_until, timeout, Elapsed, Instant, Interval, Sleep, Timeout,
     };
     pub use std::time::Duration;
+
+    pub use super::time_control::{advance, pause, resume, timeout_at};
 
     /// `tokio::time::error`.
     pub mod error {

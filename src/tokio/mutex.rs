@@ -110,9 +110,16 @@ impl<T: Default> Default for Mutex<T> {
     }
 }
 
-impl<T: ?Sized> fmt::Debug for Mutex<T> {
+/// As tokio's: the value when the mutex is free (a `try_lock`, so an operation), else
+/// `<locked>`.
+impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Mutex").finish_non_exhaustive()
+        let mut d = f.debug_struct("Mutex");
+        match self.try_lock() {
+            Ok(inner) => d.field("data", &&*inner),
+            Err(_) => d.field("data", &format_args!("<locked>")),
+        };
+        d.finish()
     }
 }
 

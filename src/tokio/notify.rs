@@ -139,7 +139,11 @@ impl Notify {
 
     /// Waits for a notification: a stored permit (consumed), a `notify_one`, or a
     /// `notify_waiters` called after this `Notified` was created.
+    ///
+    /// Creating it reads the `notify_waiters` count, a scheduling point: between a check of a
+    /// flag and this call another task may notify (the classic lost wakeup).
     pub fn notified(&self) -> Notified<'_> {
+        self.state.read_point();
         Notified {
             notify: self,
             generation: self.state.with(|c| c.generation),
@@ -199,13 +203,18 @@ impl Future for Notified<'_> {
                     Some(node)
                 })
             }
-            Some(node) => state.with_mut(|_| match node.woken() {
-                Some(_) => None,
-                None => {
-                    *lock(&node.waker) = Some(cx.waker().clone());
-                    Some(node.clone())
-                }
-            }),
+            Some(node) => {
+                let (ready, old) = state.with_mut(|_| match node.woken() {
+                    Some(_) => (None, None),
+                    None => {
+                        let old = lock(&node.waker).replace(cx.waker().clone());
+                        (Some(node.clone()), old)
+                    }
+                });
+                // A waker's drop may reach this notify again: outside its state's borrow.
+                drop(old);
+                ready
+            }
         };
         match ready {
             None => {
@@ -229,6 +238,7 @@ impl Drop for Notified<'_> {
         if !sim::engine_running() {
             return;
         }
+        self.notify.state.write_point();
         let forwarded = self.notify.state.with_mut(|c| match node.woken() {
             None => {
                 c.waiters.retain(|n| !Arc::ptr_eq(n, &node));

@@ -1,5 +1,9 @@
 //! A oneshot channel, as tokio's: `send` is synchronous and fails if the receiver is gone;
 //! awaiting the receiver yields the value, or an error once the sender is dropped unsent.
+//!
+//! Every operation that reads or writes the shared state is a scheduling point right before
+//! it, drops of either half included (tokio's are atomic operations another thread can race
+//! with), and so is every poll of the receiver.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,6 +20,8 @@ struct Chan<T> {
     seen: Shared<u8>,
     value: Mutex<Option<T>>,
     waker: Mutex<Option<Waker>>,
+    /// Whoever awaits `Sender::closed`.
+    tx_waker: Mutex<Option<Waker>>,
 }
 
 fn lock<T>(slot: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -28,6 +34,7 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
         seen: Shared::new(sim::sync::auto_name("oneshot"), 0u8),
         value: Mutex::new(None),
         waker: Mutex::new(None),
+        tx_waker: Mutex::new(None),
     });
     (
         Sender {
@@ -45,6 +52,11 @@ pub struct Sender<T> {
 impl<T> Sender<T> {
     /// Sends the value, or gives it back if the receiver is gone.
     pub fn send(mut self, value: T) -> Result<(), T> {
+        // The point first: a task killed there (its node crashed) still drops a sender that
+        // holds the channel, so the receiver learns it is gone.
+        if let Some(chan) = &self.chan {
+            chan.seen.write_point();
+        }
         let chan = self.chan.take().expect("a sender sends once");
         if chan.seen.with(|s| *s == 3) {
             return Err(value);
@@ -60,7 +72,38 @@ impl<T> Sender<T> {
 
     /// Whether the receiver is gone.
     pub fn is_closed(&self) -> bool {
-        self.chan.as_ref().is_none_or(|c| c.seen.with(|s| *s == 3))
+        self.chan.as_ref().is_none_or(|c| {
+            c.seen.read_point();
+            c.seen.with(|s| *s == 3)
+        })
+    }
+
+    /// Waits until the receiver is dropped or [closed](Receiver::close), as tokio's.
+    ///
+    /// ```
+    /// use braid::tokio::{self, sync::oneshot};
+    ///
+    /// braid::check(|| async {
+    ///     let (mut tx, rx) = oneshot::channel::<u32>();
+    ///     tokio::spawn(async move { drop(rx) });
+    ///     tx.closed().await;
+    ///     assert!(tx.is_closed());
+    /// })
+    /// .assert_holds();
+    /// ```
+    pub async fn closed(&mut self) {
+        let Some(chan) = self.chan.clone() else {
+            return;
+        };
+        std::future::poll_fn(|cx| {
+            chan.seen.read_point();
+            if chan.seen.with(|s| *s == 3) {
+                return Poll::Ready(());
+            }
+            *lock(&chan.tx_waker) = Some(cx.waker().clone());
+            Poll::Pending
+        })
+        .await
     }
 }
 
@@ -68,6 +111,7 @@ impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         if let Some(chan) = self.chan.take() {
             if sim::engine_running() {
+                chan.seen.write_point();
                 chan.seen.with_mut(|s| {
                     if *s == 0 {
                         *s = 2;
@@ -88,11 +132,39 @@ pub struct Receiver<T> {
 }
 
 impl<T> Receiver<T> {
+    /// Closes the channel without dropping the receiver: a later `send` fails, and a value
+    /// sent before is still received, as tokio's.
+    ///
+    /// ```
+    /// use braid::tokio::sync::oneshot;
+    ///
+    /// braid::check(|| async {
+    ///     let (tx, mut rx) = oneshot::channel::<u32>();
+    ///     rx.close();
+    ///     assert_eq!(tx.send(1), Err(1));
+    ///     assert!(rx.await.is_err());
+    /// })
+    /// .assert_holds();
+    /// ```
+    pub fn close(&mut self) {
+        self.chan.seen.write_point();
+        self.chan.seen.with_mut(|s| {
+            if *s == 0 {
+                *s = 3;
+            }
+        });
+        let waker = lock(&self.chan.tx_waker).take();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
     /// The value if it has been sent, without waiting.
     pub fn try_recv(&mut self) -> Result<T, error::TryRecvError> {
+        self.chan.seen.write_point();
         match self.chan.seen.with(|s| *s) {
             1 => Ok(self.take()),
-            2 => Err(error::TryRecvError::Closed),
+            2 | 3 => Err(error::TryRecvError::Closed),
             _ => Err(error::TryRecvError::Empty),
         }
     }
@@ -107,11 +179,15 @@ impl<T> Future for Receiver<T> {
     type Output = Result<T, error::RecvError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.chan.seen.write_point();
         match self.chan.seen.with(|s| *s) {
             1 => Poll::Ready(Ok(self.take())),
-            2 => Poll::Ready(Err(error::RecvError(()))),
+            2 | 3 => Poll::Ready(Err(error::RecvError(()))),
             _ => {
-                *lock(&self.chan.waker) = Some(cx.waker().clone());
+                // The waker it replaces is dropped outside the slot's lock: a waker's drop may
+                // reach this channel again.
+                let old = lock(&self.chan.waker).replace(cx.waker().clone());
+                drop(old);
                 Poll::Pending
             }
         }
@@ -121,11 +197,16 @@ impl<T> Future for Receiver<T> {
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         if sim::engine_running() {
+            self.chan.seen.write_point();
             self.chan.seen.with_mut(|s| {
                 if *s == 0 {
                     *s = 3;
                 }
             });
+        }
+        let waker = lock(&self.chan.tx_waker).take();
+        if let Some(w) = waker {
+            w.wake();
         }
     }
 }

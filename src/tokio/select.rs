@@ -1,9 +1,10 @@
 //! `tokio::select!`: waits on several futures and runs the handler of the first to complete
 //! whose output matches its pattern; the others are dropped (cancelled) before the handler runs.
 //!
-//! Which branch is polled first is, in tokio, random; here it is a scheduling decision (the
-//! strategy picks the starting branch among those enabled, recorded and replayed like any
-//! other choice), so a test explores every order in which ready branches can win. `biased;`
+//! Which branch is polled first is, in tokio, random, drawn anew at every poll; here it is a
+//! scheduling decision at every poll (the strategy picks the starting branch among those
+//! enabled, recorded and replayed like any other choice), so a test explores every order in
+//! which ready branches can win. `biased;`
 //! polls in the order written, as tokio's. A branch whose output does not match its pattern,
 //! or whose `, if` precondition is false, is disabled for the rest of the `select!`; with every
 //! branch disabled the `else` branch runs (or, without one, it panics, as tokio's).
@@ -13,8 +14,8 @@
 //! with `mut` and `ref` stripped from it (a binding by value would move out of the
 //! reference).
 
-/// Where a non-`biased` `select!` starts polling: the strategy's choice among the enabled
-/// branches (no decision when at most one is enabled).
+/// Where a non-`biased` `select!` starts polling, at its first poll: the strategy's choice
+/// among the enabled branches (no decision when at most one is enabled).
 #[doc(hidden)]
 pub async fn start(biased: bool, enabled: &[bool]) -> usize {
     let first = enabled.iter().position(|e| *e).unwrap_or(0);
@@ -23,12 +24,32 @@ pub async fn start(biased: bool, enabled: &[bool]) -> usize {
         return first;
     }
     let pick = sim::choose(count).await;
+    nth_enabled(enabled, pick).unwrap_or(first)
+}
+
+/// Where it starts at a later poll: tokio draws a new random start on every poll, so this is a
+/// decision again (in a stackful task, which can decide mid-poll; otherwise `previous`).
+#[doc(hidden)]
+pub fn restart(biased: bool, enabled: &[bool], previous: usize) -> usize {
+    let first = enabled.iter().position(|e| *e).unwrap_or(0);
+    let count = enabled.iter().filter(|e| **e).count();
+    if biased || count <= 1 {
+        return first;
+    }
+    match sim::choose_in_poll(count) {
+        Some(pick) => nth_enabled(enabled, pick).unwrap_or(first),
+        None => previous,
+    }
+}
+
+/// The index of the `pick`th enabled branch.
+fn nth_enabled(enabled: &[bool], pick: usize) -> Option<usize> {
     enabled
         .iter()
         .enumerate()
         .filter(|(_, e)| **e)
         .nth(pick)
-        .map_or(first, |(i, _)| i)
+        .map(|(i, _)| i)
 }
 
 /// Waits on several futures at once, as `tokio::select!` (see [`braid::tokio`](crate::tokio)).
@@ -47,8 +68,11 @@ pub async fn start(biased: bool, enabled: &[bool]) -> usize {
 ///         v = rx => v.ok(),
 ///         _ = time::sleep(Duration::from_millis(50)) => None,
 ///     };
+///     // On a paused clock the reply at 5 ms always wins; with the default clock jump, the
+///     // 50 ms deadline may fire first while the replier is slow.
 ///     assert_eq!(got, Some(7));
 /// })
+/// .clock_jumps(0)
 /// .assert_holds();
 /// ```
 #[doc(hidden)]
@@ -83,8 +107,15 @@ macro_rules! __braid_tokio_select {
         $crate::__braid_tokio_select!(@emit $b; [$($br)*]; { $e })
     };
     // A branch's pattern is complete at its `=`.
+    // A block handler, with or without a comma after it (two arms: `$(,)? $($rest:tt)*`
+    // would be ambiguous when a comma follows).
     (@branch $b:tt; [$($br:tt)*]; [$id:tt $($ids:tt)*]; [$($p:tt)+];
-        = $f:expr, if $c:expr => $h:block $(,)? $($rest:tt)*) => {
+        = $f:expr, if $c:expr => $h:block, $($rest:tt)*) => {
+        $crate::__braid_tokio_select!(@branch $b; [$($br)* [$id [$($p)+] ($f) ($c) ($h)]];
+            [$($ids)*]; []; $($rest)*)
+    };
+    (@branch $b:tt; [$($br:tt)*]; [$id:tt $($ids:tt)*]; [$($p:tt)+];
+        = $f:expr, if $c:expr => $h:block $($rest:tt)*) => {
         $crate::__braid_tokio_select!(@branch $b; [$($br)* [$id [$($p)+] ($f) ($c) ($h)]];
             [$($ids)*]; []; $($rest)*)
     };
@@ -94,7 +125,12 @@ macro_rules! __braid_tokio_select {
             [$($ids)*]; []; $($($rest)*)?)
     };
     (@branch $b:tt; [$($br:tt)*]; [$id:tt $($ids:tt)*]; [$($p:tt)+];
-        = $f:expr => $h:block $(,)? $($rest:tt)*) => {
+        = $f:expr => $h:block, $($rest:tt)*) => {
+        $crate::__braid_tokio_select!(@branch $b; [$($br)* [$id [$($p)+] ($f) (true) ($h)]];
+            [$($ids)*]; []; $($rest)*)
+    };
+    (@branch $b:tt; [$($br:tt)*]; [$id:tt $($ids:tt)*]; [$($p:tt)+];
+        = $f:expr => $h:block $($rest:tt)*) => {
         $crate::__braid_tokio_select!(@branch $b; [$($br)* [$id [$($p)+] ($f) (true) ($h)]];
             [$($ids)*]; []; $($rest)*)
     };
@@ -117,12 +153,18 @@ macro_rules! __braid_tokio_select {
         }
         // Preconditions first, then every future (a disabled branch's too, never polled).
         let mut __enabled = [$($c),*];
-        let __output = {
+        // `mut`: a `ref mut` binding in a winning pattern borrows the output mutably.
+        #[allow(unused_mut)]
+        let mut __output = {
             $(
                 let mut $var = ::core::pin::pin!(::core::future::IntoFuture::into_future($f));
             )*
-            let __start = $crate::tokio::__select_start($b, &__enabled).await;
+            let mut __start = $crate::tokio::__select_start($b, &__enabled).await;
+            let mut __polled = false;
             ::core::future::poll_fn(|__cx| {
+                if ::core::mem::replace(&mut __polled, true) {
+                    __start = $crate::tokio::__select_restart($b, &__enabled, __start);
+                }
                 let __n = __enabled.len();
                 for __i in 0..__n {
                     let __branch = (__start + __i) % __n;
@@ -206,4 +248,41 @@ macro_rules! __braid_clean_pattern {
     ($($p:tt)+) => {
         $crate::__braid_clean_pattern!(@ [] [] $($p)+)
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tokio::{self, sync::oneshot};
+
+    /// tokio's syntax: block handlers followed by a comma, the last one too.
+    #[test]
+    fn block_handlers_with_commas() {
+        crate::check(|| async {
+            let (tx, rx) = oneshot::channel::<u32>();
+            tx.send(4).unwrap();
+            let got = tokio::select! {
+                biased;
+                v = rx => { v.unwrap() },
+                _ = std::future::pending::<()>(), if false => { 0 },
+                _ = std::future::pending::<()>() => { 1 },
+            };
+            assert_eq!(got, 4);
+        })
+        .assert_holds();
+    }
+
+    /// tokio's syntax: a `ref mut` binding in a branch's pattern.
+    #[test]
+    fn ref_mut_pattern() {
+        crate::check(|| async {
+            let got = tokio::select! {
+                Some(ref mut s) = async { Some(String::from("a")) } => {
+                    s.push('b');
+                    s.clone()
+                },
+            };
+            assert_eq!(got, "ab");
+        })
+        .assert_holds();
+    }
 }

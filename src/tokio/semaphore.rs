@@ -36,8 +36,13 @@ impl Waiter {
             .take()
     }
 
-    fn set_waker(&self, waker: &Waker) {
-        *self.waker.lock().unwrap_or_else(PoisonError::into_inner) = Some(waker.clone());
+    /// Stores `waker`, returning the one it replaces (to drop outside any borrow: a waker's
+    /// drop may reach the semaphore again).
+    fn swap_waker(&self, waker: &Waker) -> Option<Waker> {
+        self.waker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .replace(waker.clone())
     }
 }
 
@@ -146,9 +151,22 @@ impl Semaphore {
     }
 
     /// Adds `n` permits, serving waiters first come, first served.
+    ///
+    /// # Panics
+    /// When the semaphore would hold more than [`MAX_PERMITS`](Self::MAX_PERMITS), as tokio's.
     pub fn add_permits(&self, n: usize) {
         self.state.write_point();
-        self.release(n);
+        let free = self.state.with(|c| c.permits);
+        if free
+            .checked_add(n)
+            .is_none_or(|total| total > Self::MAX_PERMITS)
+        {
+            panic!(
+                "number of added permits ({n}) would overflow MAX_PERMITS ({})",
+                Self::MAX_PERMITS
+            );
+        }
+        self.release_now(n);
     }
 
     /// Takes up to `n` free permits away for good; returns how many it took.
@@ -280,12 +298,18 @@ impl Semaphore {
         }
     }
 
-    /// Gives back `n` permits (a guard's drop: not a scheduling point; nothing to do once the
-    /// run is over).
+    /// Gives back `n` permits (a guard's or a permit's drop): a scheduling point, since
+    /// another task may take them at once, or look first; nothing to do once the run is over.
     pub(crate) fn release(&self, n: usize) {
         if n == 0 || !sim::engine_running() {
             return;
         }
+        self.state.write_point();
+        self.release_now(n);
+    }
+
+    /// Gives back `n` permits, the caller having had its scheduling point.
+    fn release_now(&self, n: usize) {
         let woken = self.state.with_mut(|c| c.release(n));
         wake_all(woken);
     }
@@ -314,6 +338,7 @@ impl Future for Acquire<'_> {
         if this.done {
             panic!("Acquire polled after completion");
         }
+        let mut stale = None;
         let result = match &this.waiter {
             None => {
                 this.sem.state.write_point();
@@ -345,11 +370,13 @@ impl Future for Acquire<'_> {
                 } else if c.closed {
                     Err(AcquireError(()))
                 } else {
-                    waiter.set_waker(cx.waker());
+                    // The replaced waker is dropped later, outside the state's borrow.
+                    stale = waiter.swap_waker(cx.waker());
                     Ok(Some(waiter.clone()))
                 }
             }),
         };
+        drop(stale);
         match result {
             Ok(None) => {
                 this.done = true;
@@ -376,6 +403,7 @@ impl Drop for Acquire<'_> {
         if !sim::engine_running() {
             return;
         }
+        self.sem.state.write_point();
         let woken = self.sem.state.with_mut(|c| {
             if waiter.queued.load(Relaxed) {
                 c.waiters.retain(|w| !Arc::ptr_eq(w, &waiter));

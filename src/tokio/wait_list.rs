@@ -13,31 +13,36 @@ pub(crate) struct WaitList {
 
 impl WaitList {
     /// Registers (or re-registers) the waker of the future holding `ticket`, issuing a ticket
-    /// the first time.
-    pub(crate) fn register(&mut self, ticket: &mut Option<u64>, waker: &Waker) {
+    /// the first time. Returns the waker it replaced, to be dropped once the state is no
+    /// longer borrowed: a waker's drop may reach the same state again (tokio allows it).
+    #[must_use = "drop the replaced waker outside the state's borrow"]
+    pub(crate) fn register(&mut self, ticket: &mut Option<u64>, waker: &Waker) -> Option<Waker> {
         match *ticket {
             Some(t) => match self.waiting.iter_mut().find(|(id, _)| *id == t) {
-                Some((_, w)) => {
-                    if !w.will_wake(waker) {
-                        *w = waker.clone();
-                    }
+                Some((_, w)) if w.will_wake(waker) => None,
+                Some((_, w)) => Some(std::mem::replace(w, waker.clone())),
+                None => {
+                    self.waiting.push((t, waker.clone()));
+                    None
                 }
-                None => self.waiting.push((t, waker.clone())),
             },
             None => {
                 let t = self.next;
                 self.next += 1;
                 *ticket = Some(t);
                 self.waiting.push((t, waker.clone()));
+                None
             }
         }
     }
 
-    /// Forgets the waker of `ticket` (its future is dropped).
-    pub(crate) fn remove(&mut self, ticket: Option<u64>) {
-        if let Some(t) = ticket {
-            self.waiting.retain(|(id, _)| *id != t);
-        }
+    /// Forgets the waker of `ticket` (its future is dropped), returning it to be dropped once
+    /// the state is no longer borrowed (see `register`).
+    #[must_use = "drop the removed waker outside the state's borrow"]
+    pub(crate) fn remove(&mut self, ticket: Option<u64>) -> Option<Waker> {
+        let t = ticket?;
+        let at = self.waiting.iter().position(|(id, _)| *id == t)?;
+        Some(self.waiting.remove(at).1)
     }
 
     /// Takes every waker, in waiting order, to be woken once the state is no longer borrowed.

@@ -226,14 +226,17 @@ impl<T> Sender<T> {
         };
         std::future::poll_fn(|cx| {
             let ticket = &mut wait.ticket;
-            wait.chan.meta.with_mut(|m| {
+            let mut stale = None;
+            let ready = wait.chan.meta.with_mut(|m| {
                 if m.receivers == 0 {
                     std::task::Poll::Ready(())
                 } else {
-                    m.closed_waiters.register(ticket, cx.waker());
+                    stale = m.closed_waiters.register(ticket, cx.waker());
                     std::task::Poll::Pending
                 }
-            })
+            });
+            drop(stale);
+            ready
         })
         .await
     }
@@ -241,6 +244,7 @@ impl<T> Sender<T> {
 
 impl<T> Clone for Sender<T> {
     fn clone(&self) -> Self {
+        self.chan.meta.write_point();
         self.chan.meta.with_mut(|m| m.senders += 1);
         Sender {
             chan: self.chan.clone(),
@@ -253,6 +257,7 @@ impl<T> Drop for Sender<T> {
         if !sim::engine_running() {
             return;
         }
+        self.chan.meta.write_point();
         let woken = self.chan.meta.with_mut(|m| {
             m.senders -= 1;
             match m.senders {
@@ -282,7 +287,9 @@ impl<T> Drop for Wait<'_, T> {
     fn drop(&mut self) {
         if self.ticket.is_some() && sim::engine_running() {
             let (list, ticket) = (self.list, self.ticket);
-            self.chan.meta.with_mut(|m| list(m).remove(ticket));
+            self.chan.meta.write_point();
+            let stale = self.chan.meta.with_mut(|m| list(m).remove(ticket));
+            drop(stale);
         }
     }
 }
@@ -337,16 +344,19 @@ impl<T> Receiver<T> {
         };
         let result = std::future::poll_fn(|cx| {
             let ticket = &mut wait.ticket;
-            wait.chan.meta.with_mut(|m| {
+            let mut stale = None;
+            let ready = wait.chan.meta.with_mut(|m| {
                 if m.version != seen {
                     std::task::Poll::Ready(Ok(m.version))
                 } else if m.senders == 0 {
                     std::task::Poll::Ready(Err(error::RecvError(())))
                 } else {
-                    m.changed_waiters.register(ticket, cx.waker());
+                    stale = m.changed_waiters.register(ticket, cx.waker());
                     std::task::Poll::Pending
                 }
-            })
+            });
+            drop(stale);
+            ready
         })
         .await;
         drop(wait);
@@ -377,11 +387,13 @@ impl<T> Receiver<T> {
 
     /// Marks the current value unseen: the next `changed()` completes at once.
     pub fn mark_changed(&mut self) {
+        self.chan.meta.read_point();
         self.version = self.chan.version().wrapping_sub(1);
     }
 
     /// Marks the current value seen.
     pub fn mark_unchanged(&mut self) {
+        self.chan.meta.read_point();
         self.version = self.chan.version();
     }
 
@@ -393,6 +405,7 @@ impl<T> Receiver<T> {
 
 impl<T> Clone for Receiver<T> {
     fn clone(&self) -> Self {
+        self.chan.meta.write_point();
         self.chan.meta.with_mut(|m| m.receivers += 1);
         Receiver {
             chan: self.chan.clone(),
@@ -406,6 +419,7 @@ impl<T> Drop for Receiver<T> {
         if !sim::engine_running() {
             return;
         }
+        self.chan.meta.write_point();
         let woken = self.chan.meta.with_mut(|m| {
             m.receivers -= 1;
             match m.receivers {

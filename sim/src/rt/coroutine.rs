@@ -153,6 +153,12 @@ pub(crate) fn suspend() {
     }
 }
 
+/// Whether `payload` is the engine's own unwinding of an abandoned task (its run is over or its
+/// node crashed), which no code caught in a task may keep from unwinding.
+pub(crate) fn is_abandon(payload: &(dyn std::any::Any + Send)) -> bool {
+    payload.is::<Abandoned>()
+}
+
 /// Whether the running task is stackful (a synchronous scheduling point can park it).
 pub(crate) fn in_stackful() -> bool {
     !YIELDER.with(Cell::get).is_null() && !ABANDONING.with(Cell::get)

@@ -77,10 +77,14 @@ pub(crate) struct Execution {
     namesakes: std::collections::HashMap<String, usize>,
     pub end: Option<End>,
     /// The task whose end ends the run, as a `#[test]` body's does (`sim::task::spawn_main`):
-    /// once it has finished, tasks still blocked are left behind, not deadlocked.
+    /// once it has finished, the run is over and the tasks left are dropped.
     main: Option<TaskId>,
     /// Monitors registered during the run (`sim::watch`), judged at quiescence after the model's.
     pub watched: Vec<std::rc::Rc<dyn crate::model::Monitor>>,
+    /// Task panics caught for a joiner that has not taken them yet (see
+    /// `sim::task::panic_caught`), by number, with their messages.
+    pub unobserved_panics: std::collections::BTreeMap<u64, String>,
+    next_panic: u64,
     /// Tasks parked in a fair yield (see `fair`).
     pub fair_yields: usize,
     /// Tasks blocked on a waker: while none is, a decision reads no wake flag (`collect_wakes`
@@ -119,6 +123,10 @@ pub(crate) struct Execution {
     /// crash killed (see `node`).
     nodes: Vec<(String, ObjId)>,
     pub crashes_left: usize,
+    /// How many more times virtual time may jump ahead of a task that can still run.
+    pub clock_jumps_left: usize,
+    /// The task whose steps are clock jumps, once a timer exists (see `time::start_clock`).
+    pub clock_task: Option<TaskId>,
     victims: Vec<TaskId>,
     /// The running task returned `Pending` to let the runtime drop a crash's victims, keeping
     /// the baton.
@@ -155,6 +163,8 @@ impl Execution {
             end: None,
             main: None,
             watched: Vec::new(),
+            unobserved_panics: std::collections::BTreeMap::new(),
+            next_panic: 0,
             fair_yields: 0,
             blocked_tasks: 0,
             yielded_fairly: false,
@@ -176,6 +186,8 @@ impl Execution {
             parked_in_slice: false,
             nodes: Vec::new(),
             crashes_left: 0,
+            clock_jumps_left: 0,
+            clock_task: None,
             victims: Vec::new(),
             reschedule: false,
         }
@@ -333,6 +345,10 @@ impl Execution {
             done: None,
             last_granted: None,
             fair_wait: None,
+            yield_may_continue: false,
+            continued_yield: false,
+            skipping_yield: false,
+            cancelled: false,
             wake_flag: None,
             wake_obj: None,
             blocked: false,
@@ -405,6 +421,11 @@ impl Execution {
                 *w = waker.clone();
             }
         }
+    }
+
+    /// Whether the timer `key` is still waiting to fire.
+    pub(crate) fn timer_pending(&self, key: (std::time::Duration, u64)) -> bool {
+        self.timers.contains_key(&key)
     }
 
     pub(crate) fn cancel_timer(&mut self, key: (std::time::Duration, u64)) {
@@ -631,6 +652,7 @@ impl Execution {
         if self.end.is_some() {
             return;
         }
+        let end = self.blame_unobserved_panic(end);
         if let Some(trace) = &mut self.trace {
             let text = match &end {
                 End::Quiescent => "quiescent: no task can run and none is stuck".to_string(),
@@ -666,6 +688,39 @@ impl Execution {
         }));
     }
 
+    /// A task panic caught for its joiner: its number, to say when the joiner takes it.
+    pub(crate) fn panic_caught(&mut self, message: String) -> u64 {
+        self.next_panic += 1;
+        self.unobserved_panics.insert(self.next_panic, message);
+        self.next_panic
+    }
+
+    /// A run that ends with a task's panic nobody took (quiescent, or stuck because of it)
+    /// fails with that panic: the root cause, before the deadlock or the end it led to.
+    /// (tokio would only print it; braid is stricter, and says so.)
+    fn blame_unobserved_panic(&mut self, end: End) -> End {
+        let Some(panic) = self.unobserved_panics.values().next() else {
+            return end;
+        };
+        let after = match &end {
+            End::Quiescent => "the run ended without anyone taking it".to_string(),
+            End::Violation(v)
+                if matches!(&*v.invariant, "deadlock" | "livelock" | "step-bound") =>
+            {
+                format!("the run then ended in {}: {}", v.invariant, v.message)
+            }
+            _ => return end,
+        };
+        End::Violation(Violation {
+            invariant: "panic".to_string(),
+            message: format!(
+                "{panic}; nobody observed it through its JoinHandle, and {after} (tokio would \
+                 only print the panic; braid fails the run)"
+            ),
+            step: self.steps,
+        })
+    }
+
     /// The running task parks on `op`; the strategy picks who runs next.
     pub(crate) fn park_current(&mut self, op: Op) -> TaskId {
         let me = self
@@ -688,6 +743,18 @@ impl Execution {
             // The end is the task's last step's write: a join depends on it.
             *self.state_mut(done) = ObjState::Task { finished: true };
             self.set_value(done, 1);
+        }
+        if self.main == Some(id) {
+            // As tokio's runtime drops every task left when a `#[tokio::test]` body returns
+            // (its default runtime polls nothing after that): they take no more steps, so an
+            // endless background loop is neither a livelock nor a deadlock.
+            self.finish(End::Quiescent);
+            if let Some(trace) = &mut self.trace {
+                if let Some(TraceLine::End { text, .. }) = trace.lines.last_mut() {
+                    *text = "the main task returned: the tasks left are dropped".to_string();
+                }
+            }
+            return;
         }
         self.decide();
     }
@@ -733,6 +800,9 @@ impl Execution {
         if self.crashes_left > 0 && !enabled.is_empty() {
             self.enable_crashes(&mut enabled);
         }
+        if self.clock_jumps_left > 0 && !enabled.is_empty() && !self.timers.is_empty() {
+            self.enable_clock_jump(&mut enabled);
+        }
         if enabled.is_empty() {
             self.enabled = enabled;
             self.end_blocked();
@@ -772,7 +842,13 @@ impl Execution {
         });
         // A crash task is never the one that goes on by default: once it has crashed a node,
         // moving off it is no preemption and staying on it would be another crash.
-        let prev = prev.filter(|p| !matches!(self.tasks[p.0].pending, Some(Op::Crash(_))));
+        // The same for the clock task.
+        let prev = prev.filter(|p| {
+            !matches!(
+                self.tasks[p.0].pending,
+                Some(Op::Crash(_) | Op::ClockJump(_))
+            )
+        });
         let view = PickView {
             step: self.steps,
             enabled: &enabled,
@@ -807,7 +883,8 @@ impl Execution {
             .expect("an enabled task is parked");
         // A crash is the strategy's intervention, never what a task asked for: it counts as a
         // preemption, so bounds limit crashes too and the shrinker drops the unneeded ones.
-        let preempted = preempted || matches!(op, Op::Crash(_));
+        // So is a clock jump: time running ahead of a task that could still move.
+        let preempted = preempted || matches!(op, Op::Crash(_) | Op::ClockJump(_));
         if preempted {
             self.preempted_steps.push(self.steps);
         }
@@ -900,6 +977,27 @@ impl Execution {
         // enabled task, is never a crash.
     }
 
+    /// Adds the clock task, after the tasks proper (a strategy's default pick is never a jump).
+    fn enable_clock_jump(&mut self, enabled: &mut Vec<TaskId>) {
+        if let Some(clock) = self.clock_task {
+            if matches!(self.tasks[clock.0].pending, Some(Op::ClockJump(_))) {
+                enabled.push(clock);
+            }
+        }
+    }
+
+    /// The clock task's step: virtual time jumps to the next deadline and its timers fire,
+    /// while other tasks could still have run first.
+    pub(crate) fn jump_clock(&mut self) {
+        self.clock_jumps_left = self.clock_jumps_left.saturating_sub(1);
+        self.advance_time();
+    }
+
+    /// Whether a clock task should be started now: the run may jump its clock and has none.
+    pub(crate) fn wants_clock(&self) -> bool {
+        self.clock_jumps_left > 0 && self.clock_task.is_none() && !self.is_over()
+    }
+
     /// Keeps in `enabled` only the tasks a fair scheduler may pick (loom's `Yield` state,
     /// CHESS's fairness): a task in a fair yield waits until every task that was enabled when
     /// it yielded has taken a step since, or is no longer enabled. Some task always remains (the
@@ -909,7 +1007,7 @@ impl Execution {
         let steps = self.steps;
         // A node's crash is no task to be fair to: no one waits for it, and it never runs
         // just because the others wait (see `enable_crashes`).
-        let is_crash = |t: &Task| matches!(t.pending, Some(Op::Crash(_)));
+        let is_crash = |t: &Task| matches!(t.pending, Some(Op::Crash(_) | Op::ClockJump(_)));
         for &t in enabled.iter() {
             let task = &self.tasks[t.0];
             if task.pending == Some(Op::YieldNow) && task.fair_wait.is_none() {
@@ -930,9 +1028,33 @@ impl Execution {
                     .any(|o| enabled.contains(&TaskId(o as usize)))
             })
         };
-        let (crashes, tasks): (Vec<TaskId>, Vec<TaskId>) =
-            enabled.iter().partition(|t| is_crash(&self.tasks[t.0]));
-        let mut eligible: Vec<TaskId> = tasks.iter().copied().filter(|&t| !waits(t)).collect();
+        // A tokio yield may go on at once (tokio may poll the yielder again before the
+        // others), but not twice in a row: a cycle of yields still lets the others move, so
+        // spin-waits stay finite and provable.
+        let waiting: Vec<(TaskId, bool, bool)> = enabled
+            .iter()
+            .map(|&t| {
+                let task = &self.tasks[t.0];
+                let may_skip = task.yield_may_continue && !task.continued_yield;
+                let waits = waits(t);
+                (t, waits && !may_skip, waits && may_skip)
+            })
+            .collect();
+        let mut eligible = Vec::with_capacity(enabled.len());
+        let mut crashes = Vec::new();
+        let mut all = Vec::with_capacity(enabled.len());
+        for (t, restricted, skipping) in waiting {
+            self.tasks[t.0].skipping_yield = skipping;
+            if is_crash(&self.tasks[t.0]) {
+                crashes.push(t);
+                continue;
+            }
+            all.push(t);
+            if !restricted {
+                eligible.push(t);
+            }
+        }
+        let tasks = all;
         if eligible.is_empty() {
             eligible = tasks;
         }
@@ -945,7 +1067,10 @@ impl Execution {
     /// them, or by value without sleep sets.)
     fn fair_grant(&mut self, pick: TaskId, op: Op) {
         if op == Op::YieldNow {
-            self.tasks[pick.0].fair_wait = None;
+            let task = &mut self.tasks[pick.0];
+            task.fair_wait = None;
+            task.continued_yield = std::mem::take(&mut task.skipping_yield);
+            task.yield_may_continue = false;
             self.fair_yields -= 1;
         }
     }

@@ -40,6 +40,10 @@ pub(crate) enum Op {
     /// A node's crash (its crash task's step): enabled while the run's crash budget lasts and
     /// another task can run (see `node`).
     Crash(ObjId),
+    /// A jump of virtual time to the next deadline while tasks can still run (the clock task's
+    /// step): enabled while the run's clock-jump budget lasts, a timer is pending and another
+    /// task can run (see `Execution::enable_clock_jump`).
+    ClockJump(ObjId),
     /// A synchronous access to a shared object (`sync::Shared::read_point`), at access grain.
     Access(ObjId, super::access::AccessKind),
     /// A fair yield (`task::yield_now`): "let the others run". The task is not picked again
@@ -72,6 +76,7 @@ impl Op {
             | Op::Join(o)
             | Op::Access(o, _)
             | Op::Crash(o)
+            | Op::ClockJump(o)
             | Op::Blocked(o) => Some(o),
             Op::Recv { ch, .. } => Some(ch),
             Op::Notified { n, .. } => Some(n),
@@ -82,7 +87,10 @@ impl Op {
     pub(crate) fn is_idle_wait(self) -> bool {
         matches!(
             self,
-            Op::Recv { idle: true, .. } | Op::Notified { idle: true, .. } | Op::Crash(_)
+            Op::Recv { idle: true, .. }
+                | Op::Notified { idle: true, .. }
+                | Op::Crash(_)
+                | Op::ClockJump(_)
         )
     }
 
@@ -106,6 +114,7 @@ impl Op {
             Op::Blocked(_) => 20,
             Op::Access(_, kind) => 21 + kind as u64,
             Op::Crash(_) => 24,
+            Op::ClockJump(_) => 25,
         }
     }
 }
@@ -176,7 +185,7 @@ impl Object {
             (Op::Notified { .. }, ObjState::Notify { permit }) => *permit,
             (Op::Join(_), ObjState::Task { finished }) => *finished,
             (Op::Blocked(_), ObjState::Wake { woken }) => *woken,
-            (Op::Crash(_), _) => false,
+            (Op::Crash(_) | Op::ClockJump(_), _) => false,
             _ => true,
         }
     }
@@ -227,6 +236,7 @@ impl fmt::Display for Describe<'_> {
             Op::YieldNow => write!(f, "yield_now"),
             Op::Blocked(_) => write!(f, "wake-up"),
             Op::Crash(o) => write!(f, "crash {}", name(o)),
+            Op::ClockJump(_) => write!(f, "clock jump"),
             Op::Access(o, kind) => {
                 let verb = match kind {
                     super::access::AccessKind::Read => "read",

@@ -46,6 +46,15 @@ pub(crate) struct Task {
     /// While it waits in a fair yield: the step from which the others' steps count, and the
     /// tasks that were enabled then (see `Execution::fair`).
     pub fair_wait: Option<FairWait>,
+    /// Its pending yield is tokio's (`sim::yield_like_tokio`): it may go on at once, before
+    /// the others move, unless its last yield already did.
+    pub yield_may_continue: bool,
+    /// Its last yield went on at once: its next one is fair.
+    pub continued_yield: bool,
+    /// It is eligible now only by going on at once from its yield (set by `Execution::fair`).
+    pub skipping_yield: bool,
+    /// Cancelled (`sim::task::cancel`): it unwinds at its next await that parks it.
+    pub cancelled: bool,
     /// The request (see `Point`) it is parked on, until the point that made it goes on.
     pub parked_token: Option<u64>,
     /// The node it belongs to (see `node`), and whether a crash killed it.
@@ -127,11 +136,19 @@ pub(crate) fn point(op: Op) -> Point {
     Point { op, token: None }
 }
 
-/// A scheduling point, parked lazily: polling it only records a request, and the task parks
+/// A scheduling point. In a stackful task it parks synchronously (`sync_point`): whether
+/// another task runs first is decided before the operation, inside the poll, so a ready
+/// operation is ready when polled (a `biased;` `select!` takes the branch tokio would) and the
+/// point never returns `Pending`.
+///
+/// In a stackless task it parks lazily: polling it only records a request, and the task parks
 /// once its whole poll has returned (`ModelTask`). So a future may be dropped while waiting
 /// here (a `select!` branch that lost, a `timeout` that fired), and one poll may reach several
 /// points (a `select!` polling each branch): the first request of a poll is the one parked on,
-/// and a point whose request was not parked on asks again when next polled.
+/// and a point whose request was not parked on asks again when next polled. A lazy point keeps
+/// the waker contract: polled with a waker that is not its task's own (a combinator's, such as
+/// `FuturesUnordered`'s), it wakes that waker, so the combinator polls it again once the task
+/// goes on.
 pub(crate) struct Point {
     op: Op,
     /// The request this point made, while it waits.
@@ -141,10 +158,17 @@ pub(crate) struct Point {
 impl Future for Point {
     type Output = usize;
 
-    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<usize> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
         let op = self.op;
         let token = self.token;
-        with_exec(|ex| {
+        if token.is_none() && coroutine::in_stackful() {
+            let choice = sync_point(op);
+            if matches!(op, Op::YieldNow | Op::Yield(_)) {
+                unwind_if_cancelled();
+            }
+            return Poll::Ready(choice);
+        }
+        let polled = with_exec(|ex| {
             let me = ex
                 .current
                 .expect("a scheduling point is reached by a running task");
@@ -160,8 +184,53 @@ impl Future for Point {
             }
             self.token = ex.request(op);
             Poll::Pending
-        })
+        });
+        if polled.is_pending() && !is_own_waker(cx.waker()) {
+            // Someone else's waker (a combinator polling this future among others): it must be
+            // woken for this future to be polled again once the task is granted its point.
+            cx.waker().wake_by_ref();
+        }
+        polled
     }
+}
+
+/// The payload a cancelled stackful task unwinds with from an await that parked it (see
+/// `sim::task::cancel`): whoever runs the task catches it and ends the task as cancelled.
+#[derive(Debug)]
+pub struct Cancelled;
+
+/// Marks task `id` cancelled: a stackful task unwinds (`Cancelled`) when it goes on from the
+/// next await that parks it (a yield, an I/O point), where tokio would return `Pending` and
+/// drop an aborted task; the other kinds of task are cancelled by whoever polls them.
+pub fn cancel(id: TaskId) {
+    with_exec(|ex| {
+        if let Some(task) = ex.tasks.get_mut(id.0) {
+            task.cancelled = true;
+        }
+    });
+}
+
+/// Unwinds the running task if it was cancelled (not while it is unwinding already).
+fn unwind_if_cancelled() {
+    let cancelled = !std::thread::panicking()
+        && with_exec(|ex| ex.current.is_some_and(|me| ex.tasks[me.0].cancelled));
+    if cancelled {
+        panic::resume_unwind(Box::new(Cancelled));
+    }
+}
+
+/// Whether `waker` is the running task's own (the one its body is polled with), which the
+/// baton resumes without being woken.
+fn is_own_waker(waker: &Waker) -> bool {
+    with_exec(|ex| {
+        let me = ex
+            .current
+            .expect("a scheduling point is reached by a running task");
+        ex.tasks[me.0]
+            .wake_flag
+            .as_ref()
+            .is_some_and(|flag| std::ptr::eq(Arc::as_ptr(flag).cast::<()>(), waker.data()))
+    })
 }
 
 /// Parks the running task at its point, for a model whose polls reach one point each
@@ -232,7 +301,9 @@ fn withdraw_point(token: u64) {
 /// which only a stackful task can do; in any other task it is not a scheduling point. Returns
 /// the value drawn when `op` is a `choose`.
 pub(crate) fn sync_point(op: Op) -> usize {
-    if !coroutine::in_stackful() {
+    // A task unwinding from a panic does not park: its panic ends the run (or reaches its
+    // joiner) whatever the others do, and a destructor must not wait on the baton mid-unwind.
+    if !coroutine::in_stackful() || std::thread::panicking() {
         return 0;
     }
     let requested = with_exec(|ex| {
@@ -243,7 +314,12 @@ pub(crate) fn sync_point(op: Op) -> usize {
         ex.request = None;
         ex.request(op)
     });
-    let Some(token) = requested else { return 0 };
+    let Some(token) = requested else {
+        // The run is over: the task goes no further (it is unwound, never resumed), rather
+        // than run on through points that no longer park it.
+        coroutine::suspend();
+        return 0;
+    };
     coroutine::suspend();
     with_exec(|ex| {
         let Some(me) = ex.current else { return 0 };
@@ -315,6 +391,32 @@ impl Body for Stackful {
             Slice::Abandoned => Ran::Abandoned,
         }
     }
+}
+
+/// The message (with its location) of the last panic in a model task on this thread, taken:
+/// for a facade that catches a task's panic to hand it to the task's joiner.
+pub fn take_last_panic() -> Option<String> {
+    LAST_PANIC.with(|p| p.borrow_mut().take())
+}
+
+/// A task's panic was caught to be handed to its joiner (`message` says which task and why):
+/// until `panic_observed` says the joiner took it, a run that ends fails with it (see
+/// `Execution::finish`). Returns its number.
+pub fn panic_caught(message: String) -> u64 {
+    with_exec(|ex| ex.panic_caught(message))
+}
+
+/// The joiner took the caught panic number `id`.
+pub fn panic_observed(id: u64) {
+    super::try_with_exec(|ex| {
+        ex.unobserved_panics.remove(&id);
+    });
+}
+
+/// Whether a panic payload caught in a task is the engine unwinding an abandoned task (its run
+/// is over, or its node crashed): it must be resumed (`std::panic::resume_unwind`), never kept.
+pub fn is_engine_unwind(payload: &(dyn std::any::Any + Send)) -> bool {
+    super::coroutine::is_abandon(payload)
 }
 
 #[cold]

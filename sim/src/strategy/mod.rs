@@ -92,6 +92,14 @@ pub trait Strategy {
         false
     }
 
+    /// Whether this run may jump its clock ahead of a task that can still run
+    /// (`Model::clock_jumps`). Sampling strategies say no: the clock would compete with every
+    /// task at every decision and jump early in nearly every run, starving the schedules
+    /// without a jump; the systematic searches explore jumps within their bound.
+    fn jumps_clock(&self) -> bool {
+        true
+    }
+
     /// Called when a run ends, with its result.
     fn end_run(&mut self, _run: &crate::RunResult) {}
 

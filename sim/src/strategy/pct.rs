@@ -55,6 +55,11 @@ impl Pct {
 }
 
 impl Strategy for Pct {
+    /// A sample keeps tokio's paused clock (see `Strategy::jumps_clock`).
+    fn jumps_clock(&self) -> bool {
+        false
+    }
+
     fn begin_run(&mut self, run: u64) {
         self.rng = run_rng(self.seed, run);
         self.priorities.clear();

@@ -127,6 +127,13 @@ impl Strategy for Plan {
         }
     }
 
+    fn jumps_clock(&self) -> bool {
+        match self.turn {
+            Turn::Dfs => self.dfs.jumps_clock(),
+            Turn::Sample => self.sample.jumps_clock(),
+        }
+    }
+
     fn end_run(&mut self, run: &crate::RunResult) {
         self.active().end_run(run);
         match self.turn {

@@ -41,4 +41,8 @@ impl Strategy for Portfolio {
     fn end_run(&mut self, run: &RunResult) {
         self.members[self.active].end_run(run);
     }
+
+    fn jumps_clock(&self) -> bool {
+        self.members[self.active].jumps_clock()
+    }
 }

@@ -21,6 +21,11 @@ impl Random {
 }
 
 impl Strategy for Random {
+    /// A sample keeps tokio's paused clock (see `Strategy::jumps_clock`).
+    fn jumps_clock(&self) -> bool {
+        false
+    }
+
     fn begin_run(&mut self, run: u64) {
         self.rng = run_rng(self.seed, run);
     }

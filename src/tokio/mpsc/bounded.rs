@@ -56,6 +56,8 @@ impl<T> Sender<T> {
         if self.slots().acquire_n(1).await.is_err() {
             return Err(SendError(value));
         }
+        // Two steps, as tokio's: the slot is taken, then the message is queued.
+        self.chan.state.write_point();
         self.chan.push(value, false).map_err(SendError)
     }
 
@@ -64,7 +66,10 @@ impl<T> Sender<T> {
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         self.slots().state_write_point();
         match self.slots().try_take(1) {
-            Ok(()) => self.chan.push(value, false).map_err(TrySendError::Closed),
+            Ok(()) => {
+                self.chan.state.write_point();
+                self.chan.push(value, false).map_err(TrySendError::Closed)
+            }
             Err(TryAcquireError::NoPermits) => Err(TrySendError::Full(value)),
             Err(TryAcquireError::Closed) => Err(TrySendError::Closed(value)),
         }
@@ -170,6 +175,7 @@ pub struct Permit<'a, T> {
 impl<T> Permit<'_, T> {
     /// Sends `value` in the reserved slot (dropped if the receiver is gone).
     pub fn send(mut self, value: T) {
+        self.chan.state.write_point();
         self.used = true;
         let _ = self.chan.push(value, false);
         self.chan.reserve_slot(-1);
@@ -179,6 +185,7 @@ impl<T> Permit<'_, T> {
 impl<T> Drop for Permit<'_, T> {
     fn drop(&mut self) {
         if !self.used && sim::engine_running() {
+            self.chan.state.write_point();
             self.chan.reserve_slot(-1);
             self.chan.free_slot();
         }
@@ -193,6 +200,10 @@ pub struct OwnedPermit<T> {
 impl<T> OwnedPermit<T> {
     /// Sends `value` in the reserved slot and hands the sender back.
     pub fn send(mut self, value: T) -> Sender<T> {
+        // The point before the permit gives up its sender: killed there, it still frees its slot.
+        if let Some(sender) = &self.sender {
+            sender.chan.state.write_point();
+        }
         let sender = self.sender.take().expect("an unused permit");
         let _ = sender.chan.push(value, false);
         sender.chan.reserve_slot(-1);
@@ -201,6 +212,9 @@ impl<T> OwnedPermit<T> {
 
     /// Gives the slot back unused, and the sender.
     pub fn release(mut self) -> Sender<T> {
+        if let Some(sender) = &self.sender {
+            sender.chan.state.write_point();
+        }
         let sender = self.sender.take().expect("an unused permit");
         sender.chan.reserve_slot(-1);
         sender.chan.free_slot();
@@ -212,6 +226,7 @@ impl<T> Drop for OwnedPermit<T> {
     fn drop(&mut self) {
         if let Some(sender) = self.sender.take() {
             if sim::engine_running() {
+                sender.chan.state.write_point();
                 sender.chan.reserve_slot(-1);
                 sender.chan.free_slot();
             }
@@ -238,8 +253,9 @@ impl<T> Receiver<T> {
         self.chan.try_recv()
     }
 
-    /// Polls for the next message (for hand-written futures; no scheduling point of its own).
+    /// Polls for the next message (for hand-written futures): each poll is a scheduling point.
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        self.chan.state.write_point();
         self.chan.poll_recv(cx)
     }
 

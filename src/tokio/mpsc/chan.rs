@@ -79,7 +79,7 @@ impl<T> Chan<T> {
         self.capacity
     }
 
-    /// Queues a message and wakes the receiver; gives it back if the receiver is gone or, when
+    /// Queues a message and wakes the receiver (no scheduling point: the caller has had it); gives it back if the receiver is gone or, when
     /// `refuse_closed`, has closed the channel. (A bounded send's slot, taken beforehand,
     /// proves the channel was open; a reserved slot may be used after `close`, as tokio's.)
     pub(super) fn push(&self, value: T, refuse_closed: bool) -> Result<(), T> {
@@ -123,14 +123,17 @@ impl<T> Chan<T> {
 
     /// The receiver's attempt: a message, the end, or its waker stored.
     pub(super) fn poll_recv(&self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let mut stale = None;
         let got = self.state.with_mut(|c| match c.queue.pop_front() {
             Some(v) => Poll::Ready(Some(v)),
             None if c.disconnected() => Poll::Ready(None),
             None => {
-                c.rx_waker = Some(cx.waker().clone());
+                stale = c.rx_waker.replace(cx.waker().clone());
                 Poll::Pending
             }
         });
+        // Outside the state's borrow: a waker's drop may reach this channel again.
+        drop(stale);
         if matches!(got, Poll::Ready(Some(_))) {
             self.free_slot();
         }
@@ -169,12 +172,14 @@ impl<T> Chan<T> {
         if !sim::engine_running() {
             return;
         }
+        self.state.write_point();
         self.close();
-        let queued = self.state.with_mut(|c| {
+        let (queued, waker) = self.state.with_mut(|c| {
             c.rx_dropped = true;
-            std::mem::take(&mut c.queue)
+            (std::mem::take(&mut c.queue), c.rx_waker.take())
         });
-        drop(queued);
+        // The receiver's waker goes with it (it would keep its task alive).
+        drop((queued, waker));
     }
 
     /// Whether the receiver closed the channel or is gone.
@@ -191,6 +196,7 @@ impl<T> Chan<T> {
 
     /// One more sender.
     pub(super) fn add_sender(&self) {
+        self.state.write_point();
         self.state.with_mut(|c| c.senders += 1);
     }
 
@@ -199,6 +205,9 @@ impl<T> Chan<T> {
         if !sim::engine_running() {
             return;
         }
+        // The last sender's drop ends the channel for the receiver: another task may look
+        // first, or send first.
+        self.state.write_point();
         let waker = self.state.with_mut(|c| {
             c.senders -= 1;
             match c.senders {
@@ -213,20 +222,24 @@ impl<T> Chan<T> {
 
     /// `Sender::closed`'s attempt: ready once the receiver closed the channel or is gone.
     pub(super) fn poll_closed(&self, ticket: &mut Option<u64>, cx: &mut Context<'_>) -> Poll<()> {
-        self.state.with_mut(|c| {
+        let mut stale = None;
+        let ready = self.state.with_mut(|c| {
             if c.rx_closed {
                 Poll::Ready(())
             } else {
-                c.closed_waiters.register(ticket, cx.waker());
+                stale = c.closed_waiters.register(ticket, cx.waker());
                 Poll::Pending
             }
-        })
+        });
+        drop(stale);
+        ready
     }
 
     /// A `closed()` future dropped.
     pub(super) fn forget_closed(&self, ticket: Option<u64>) {
         if ticket.is_some() && sim::engine_running() {
-            self.state.with_mut(|c| c.closed_waiters.remove(ticket));
+            let stale = self.state.with_mut(|c| c.closed_waiters.remove(ticket));
+            drop(stale);
         }
     }
 }

@@ -109,8 +109,9 @@ impl<T> UnboundedReceiver<T> {
         self.chan.try_recv()
     }
 
-    /// Polls for the next message (for hand-written futures; no scheduling point of its own).
+    /// Polls for the next message (for hand-written futures): each poll is a scheduling point.
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        self.chan.state.write_point();
         self.chan.poll_recv(cx)
     }
 

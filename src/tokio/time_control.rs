@@ -1,0 +1,57 @@
+//! `tokio::time::{pause, resume, advance}` on braid's virtual clock. braid's clock is always
+//! what tokio calls paused with auto-advance: it never follows the wall clock, and when every
+//! task waits it jumps to the next timer. So `pause` and `resume` change nothing, and
+//! `advance(d)` lets `d` of virtual time pass for the calling task: it sleeps `d`, during
+//! which the other tasks run and the timers due fire (in tokio, `advance` moves the clock at
+//! once and then yields; here the other tasks may also move while the clock has not reached
+//! `d` yet, which are schedules tokio's multi-thread runtime can take too).
+
+use std::time::Duration;
+
+/// Pauses the clock: braid's is always paused (virtual, auto-advancing), so a no-op.
+///
+/// ```
+/// use braid::tokio::time::{self, Duration, Instant};
+///
+/// braid::check(|| async {
+///     time::pause();
+///     let start = Instant::now();
+///     time::advance(Duration::from_secs(5)).await;
+///     assert_eq!(start.elapsed(), Duration::from_secs(5));
+///     time::resume();
+/// })
+/// .assert_holds();
+/// ```
+pub fn pause() {}
+
+/// Resumes the clock: braid's never follows the wall clock, so a no-op.
+pub fn resume() {}
+
+/// Lets `duration` of virtual time pass (see the module doc).
+pub async fn advance(duration: Duration) {
+    sim::time::sleep(duration).await;
+}
+
+/// Runs `future` with a deadline at `deadline`, as `tokio::time::timeout_at`: `Err(Elapsed)`
+/// if the deadline comes first. The deadline is turned into a duration from now when called
+/// (braid's `Timeout` counts from its first poll; called and first polled in the same step,
+/// as usual, the two agree).
+///
+/// ```
+/// use braid::tokio::time::{self, Duration, Instant};
+///
+/// braid::check(|| async {
+///     let deadline = Instant::now() + Duration::from_millis(10);
+///     let slow = time::sleep(Duration::from_millis(20));
+///     assert!(time::timeout_at(deadline, slow).await.is_err());
+///     assert_eq!(Instant::now(), deadline);
+/// })
+/// .assert_holds();
+/// ```
+pub fn timeout_at<F: std::future::Future>(
+    deadline: sim::time::Instant,
+    future: F,
+) -> sim::time::Timeout<F> {
+    let now = sim::time::Instant::now();
+    sim::time::timeout(deadline.duration_since(now), future)
+}
