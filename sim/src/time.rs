@@ -150,6 +150,17 @@ impl Drop for Sleep {
     }
 }
 
+/// Pauses the run's clock, as `tokio::time::pause`: from now on time moves only when every
+/// task waits (no clock jump ahead of a task that can run; see `Model::clock_jumps`).
+pub fn pause() {
+    with_exec(|ex| ex.clock_paused = true);
+}
+
+/// Undoes [`pause`]: the clock may jump again, within the run's budget.
+pub fn resume() {
+    with_exec(|ex| ex.clock_paused = false);
+}
+
 /// Starts the run's clock task, at its first timer when the run may jump its clock
 /// (`Model::clock_jumps`): each of its steps is a jump of virtual time to the next deadline
 /// while other tasks could still run. Like a node's crash task, it has no start step: it waits

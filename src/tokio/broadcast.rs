@@ -1,9 +1,10 @@
 //! `tokio::sync::broadcast`: every receiver gets every value sent after it subscribed, from a
 //! ring of the last `capacity` values. A receiver that falls further behind than that has lost
 //! the oldest: its next `recv` says by how many (`Lagged(k)`) and resumes at the oldest value
-//! still held. As tokio's, the capacity is rounded up to a power of two.
+//! still held. As tokio's, the capacity is rounded up to a power of two, and a value is held
+//! only until every receiver alive when it was sent has read it (or it is overwritten).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -19,6 +20,9 @@ struct Meta {
     tail: u64,
     senders: usize,
     receivers: usize,
+    /// How many live receivers read next at each position: the values before the lowest are
+    /// read by all and go.
+    positions: BTreeMap<u64, usize>,
     waiters: WaitList,
 }
 
@@ -27,7 +31,30 @@ impl Hash for Meta {
         self.tail.hash(state);
         self.senders.hash(state);
         self.receivers.hash(state);
+        self.positions.hash(state);
         self.waiters.len().hash(state);
+    }
+}
+
+impl Meta {
+    /// A receiver now reads next at `to` (from `from`, if it was one already).
+    fn reposition(&mut self, from: Option<u64>, to: Option<u64>) {
+        if let Some(from) = from {
+            if let Some(n) = self.positions.get_mut(&from) {
+                *n -= 1;
+                if *n == 0 {
+                    self.positions.remove(&from);
+                }
+            }
+        }
+        if let Some(to) = to {
+            *self.positions.entry(to).or_insert(0) += 1;
+        }
+    }
+
+    /// The lowest position a live receiver still has to read (`tail` when none).
+    fn lowest(&self) -> u64 {
+        self.positions.keys().next().copied().unwrap_or(self.tail)
     }
 }
 
@@ -63,10 +90,12 @@ impl<T> Chan<T> {
             let head = m.tail - held;
             if *next < head {
                 let lag = head - *next;
+                m.reposition(Some(*next), Some(head));
                 *next = head;
                 Found::Lagged(lag)
             } else if *next < m.tail {
                 let at = (*next - head) as usize;
+                m.reposition(Some(*next), Some(*next + 1));
                 *next += 1;
                 Found::Value(at)
             } else if m.senders == 0 {
@@ -81,6 +110,20 @@ impl<T> Chan<T> {
         // Outside the state's borrow: a waker's drop may reach this channel again.
         drop(stale);
         found
+    }
+
+    /// Lets go of the values every live receiver has read (dropped outside every lock: a
+    /// value's drop is user code).
+    fn release_read(&self) {
+        let lowest = self.meta.with(Meta::lowest);
+        let tail = self.meta.with(|m| m.tail);
+        let released: Vec<T> = {
+            let mut buffer = self.buffer();
+            let head = tail - buffer.len() as u64;
+            let n = lowest.saturating_sub(head).min(buffer.len() as u64) as usize;
+            buffer.drain(..n).collect()
+        };
+        drop(released);
     }
 }
 
@@ -119,6 +162,7 @@ pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
                 tail: 0,
                 senders: 1,
                 receivers: 1,
+                positions: BTreeMap::from([(0, 1)]),
                 waiters: WaitList::default(),
             },
         ),
@@ -164,6 +208,7 @@ impl<T> Sender<T> {
         self.chan.meta.write_point();
         let next = self.chan.meta.with_mut(|m| {
             m.receivers += 1;
+            m.reposition(None, Some(m.tail));
             m.tail
         });
         Receiver {
@@ -261,7 +306,11 @@ impl<T: Clone> Receiver<T> {
         std::future::poll_fn(|cx| {
             let found = wait.chan.look(next, Some((&mut wait.ticket, cx.waker())));
             match found {
-                Found::Value(at) => Poll::Ready(Ok(wait.chan.buffer()[at].clone())),
+                Found::Value(at) => {
+                    let value = wait.chan.buffer()[at].clone();
+                    wait.chan.release_read();
+                    Poll::Ready(Ok(value))
+                }
                 Found::Lagged(k) => Poll::Ready(Err(error::RecvError::Lagged(k))),
                 Found::Closed => Poll::Ready(Err(error::RecvError::Closed)),
                 Found::Empty => Poll::Pending,
@@ -274,7 +323,11 @@ impl<T: Clone> Receiver<T> {
     pub fn try_recv(&mut self) -> Result<T, error::TryRecvError> {
         self.chan.meta.write_point();
         match self.chan.look(&mut self.next, None) {
-            Found::Value(at) => Ok(self.chan.buffer()[at].clone()),
+            Found::Value(at) => {
+                let value = self.chan.buffer()[at].clone();
+                self.chan.release_read();
+                Ok(value)
+            }
             Found::Lagged(k) => Err(error::TryRecvError::Lagged(k)),
             Found::Closed => Err(error::TryRecvError::Closed),
             Found::Empty => Err(error::TryRecvError::Empty),
@@ -288,6 +341,7 @@ impl<T> Receiver<T> {
         self.chan.meta.write_point();
         let next = self.chan.meta.with_mut(|m| {
             m.receivers += 1;
+            m.reposition(None, Some(m.tail));
             m.tail
         });
         Receiver {
@@ -314,7 +368,13 @@ impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         if sim::engine_running() {
             self.chan.meta.write_point();
-            self.chan.meta.with_mut(|m| m.receivers -= 1);
+            let next = self.next;
+            self.chan.meta.with_mut(|m| {
+                m.receivers -= 1;
+                m.reposition(Some(next), None);
+            });
+            // What only this receiver had left to read goes with it.
+            self.chan.release_read();
         }
     }
 }

@@ -36,8 +36,8 @@
 //!   strategy picks. Time may also jump to the next deadline while a task can still run, once
 //!   per run by default ([`Check::clock_jumps`](crate::Check::clock_jumps)), as a real clock
 //!   moves on while a task is slow: so a reply woken at 5 ms can still lose to a 10 ms
-//!   timeout. `clock_jumps(0)` is tokio's paused clock. `pause` and `resume` are no-ops (the
-//!   clock is always virtual); `advance(d)` sleeps `d`.
+//!   timeout. `clock_jumps(0)` is tokio's paused clock. `pause` makes it tokio's paused clock for the
+//!   rest of the run and `resume` undoes it; `advance(d)` sleeps `d`.
 //!
 //! Every operation on a `sync` item is a scheduling point right before it touches shared state
 //! (with stackful tasks; until then, the points are where a task waits), and a task that must

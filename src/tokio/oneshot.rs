@@ -40,7 +40,10 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
         Sender {
             chan: Some(chan.clone()),
         },
-        Receiver { chan },
+        Receiver {
+            chan,
+            terminated: false,
+        },
     )
 }
 
@@ -100,7 +103,9 @@ impl<T> Sender<T> {
             if chan.seen.with(|s| *s == 3) {
                 return Poll::Ready(());
             }
-            *lock(&chan.tx_waker) = Some(cx.waker().clone());
+            // The replaced waker is dropped outside the slot's lock: its drop may reach here.
+            let stale = lock(&chan.tx_waker).replace(cx.waker().clone());
+            drop(stale);
             Poll::Pending
         })
         .await
@@ -129,6 +134,8 @@ impl<T> Drop for Sender<T> {
 /// The receiving half: await it for the value.
 pub struct Receiver<T> {
     chan: Arc<Chan<T>>,
+    /// It has yielded its value or its error: polled again, it panics, as tokio's.
+    terminated: bool,
 }
 
 impl<T> Receiver<T> {
@@ -161,12 +168,17 @@ impl<T> Receiver<T> {
 
     /// The value if it has been sent, without waiting.
     pub fn try_recv(&mut self) -> Result<T, error::TryRecvError> {
+        if self.terminated {
+            return Err(error::TryRecvError::Closed);
+        }
         self.chan.seen.write_point();
-        match self.chan.seen.with(|s| *s) {
+        let got = match self.chan.seen.with(|s| *s) {
             1 => Ok(self.take()),
             2 | 3 => Err(error::TryRecvError::Closed),
-            _ => Err(error::TryRecvError::Empty),
-        }
+            _ => return Err(error::TryRecvError::Empty),
+        };
+        self.terminated = true;
+        got
     }
 
     fn take(&self) -> T {
@@ -179,14 +191,22 @@ impl<T> Future for Receiver<T> {
     type Output = Result<T, error::RecvError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.chan.seen.write_point();
-        match self.chan.seen.with(|s| *s) {
-            1 => Poll::Ready(Ok(self.take())),
-            2 | 3 => Poll::Ready(Err(error::RecvError(()))),
+        let this = self.get_mut();
+        assert!(!this.terminated, "called after complete");
+        this.chan.seen.write_point();
+        match this.chan.seen.with(|s| *s) {
+            1 => {
+                this.terminated = true;
+                Poll::Ready(Ok(this.take()))
+            }
+            2 | 3 => {
+                this.terminated = true;
+                Poll::Ready(Err(error::RecvError(())))
+            }
             _ => {
                 // The waker it replaces is dropped outside the slot's lock: a waker's drop may
                 // reach this channel again.
-                let old = lock(&self.chan.waker).replace(cx.waker().clone());
+                let old = lock(&this.chan.waker).replace(cx.waker().clone());
                 drop(old);
                 Poll::Pending
             }

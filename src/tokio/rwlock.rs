@@ -56,8 +56,13 @@ impl<T> RwLock<T> {
 
     /// A lock that lets at most `max_readers` read at once.
     pub fn with_max_readers(value: T, max_readers: u32) -> Self {
+        // tokio's messages.
         assert!(
-            (1..=MAX_READS).contains(&max_readers),
+            max_readers != 0,
+            "a RwLock may not be created with 0 readers"
+        );
+        assert!(
+            max_readers <= MAX_READS,
             "a read-write lock allows 1 to {MAX_READS} readers"
         );
         RwLock {

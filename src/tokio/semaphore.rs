@@ -114,6 +114,9 @@ fn wake_all(wakers: Vec<Waker>) {
 /// ```
 pub struct Semaphore {
     state: Shared<Core>,
+    /// Woken whenever permits come back (a bounded channel's closed receiver, waiting for
+    /// its slots to go idle).
+    on_release: Mutex<Option<Waker>>,
 }
 
 impl Semaphore {
@@ -141,6 +144,7 @@ impl Semaphore {
                     waiters: VecDeque::new(),
                 },
             ),
+            on_release: Mutex::new(None),
         }
     }
 
@@ -312,6 +316,45 @@ impl Semaphore {
     fn release_now(&self, n: usize) {
         let woken = self.state.with_mut(|c| c.release(n));
         wake_all(woken);
+        self.wake_on_release();
+    }
+
+    /// The free permits now, with no scheduling point (for the primitives built on it, after
+    /// their own).
+    pub(crate) fn free_now(&self) -> usize {
+        self.state.with(|c| c.permits)
+    }
+
+    /// Wakes `waker` the next time permits come back.
+    pub(crate) fn wake_on_release(&self) {
+        let waker = self
+            .on_release
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// Forgets the waker [`notify_release`](Self::notify_release) keeps (its task is gone).
+    pub(crate) fn forget_release_waker(&self) {
+        let stale = self
+            .on_release
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        drop(stale);
+    }
+
+    /// Has `waker` woken the next time permits come back.
+    pub(crate) fn notify_release(&self, waker: &Waker) {
+        let stale = self
+            .on_release
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .replace(waker.clone());
+        drop(stale);
     }
 }
 
@@ -413,6 +456,7 @@ impl Drop for Acquire<'_> {
             c.release(waiter.acquired.swap(0, Relaxed))
         });
         wake_all(woken);
+        self.sem.wake_on_release();
     }
 }
 

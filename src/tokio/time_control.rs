@@ -1,14 +1,15 @@
-//! `tokio::time::{pause, resume, advance}` on braid's virtual clock. braid's clock is always
-//! what tokio calls paused with auto-advance: it never follows the wall clock, and when every
-//! task waits it jumps to the next timer. So `pause` and `resume` change nothing, and
-//! `advance(d)` lets `d` of virtual time pass for the calling task: it sleeps `d`, during
+//! `tokio::time::{pause, resume, advance}` on braid's virtual clock. braid's clock never
+//! follows the wall clock: when every task waits it jumps to the next timer, and, unless paused,
+//! it may also jump while a task can still run (a slow task; see `Check::clock_jumps`). So
+//! `pause` makes it tokio's paused clock (only the first kind of jump), `resume` allows both
+//! again, and `advance(d)` lets `d` of virtual time pass for the calling task: it sleeps `d`, during
 //! which the other tasks run and the timers due fire (in tokio, `advance` moves the clock at
 //! once and then yields; here the other tasks may also move while the clock has not reached
 //! `d` yet, which are schedules tokio's multi-thread runtime can take too).
 
 use std::time::Duration;
 
-/// Pauses the clock: braid's is always paused (virtual, auto-advancing), so a no-op.
+/// Pauses the clock, as tokio's: from now on time moves only when every task waits.
 ///
 /// ```
 /// use braid::tokio::time::{self, Duration, Instant};
@@ -22,10 +23,14 @@ use std::time::Duration;
 /// })
 /// .assert_holds();
 /// ```
-pub fn pause() {}
+pub fn pause() {
+    sim::time::pause();
+}
 
-/// Resumes the clock: braid's never follows the wall clock, so a no-op.
-pub fn resume() {}
+/// Resumes the clock: it may jump ahead of a slow task again (within the run's budget).
+pub fn resume() {
+    sim::time::resume();
+}
 
 /// Lets `duration` of virtual time pass (see the module doc).
 pub async fn advance(duration: Duration) {

@@ -11,7 +11,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 use tokio::sync::{oneshot, Semaphore};
 use tokio_test::{assert_pending, assert_ready, task};
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_one_lit_expr_comma() {
     let foo = tokio::join!(async { 1 },);
     assert_eq!(foo, (1,));
@@ -20,7 +20,7 @@ async fn sync_one_lit_expr_comma() {
     assert_eq!(foo, (1,));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_one_lit_expr_no_comma() {
     let foo = tokio::join!(async { 1 });
     assert_eq!(foo, (1,));
@@ -29,7 +29,7 @@ async fn sync_one_lit_expr_no_comma() {
     assert_eq!(foo, (1,));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_two_lit_expr_comma() {
     let foo = tokio::join!(async { 1 }, async { 2 },);
     assert_eq!(foo, (1, 2));
@@ -38,7 +38,7 @@ async fn sync_two_lit_expr_comma() {
     assert_eq!(foo, (1, 2));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_two_lit_expr_no_comma() {
     let foo = tokio::join!(async { 1 }, async { 2 });
     assert_eq!(foo, (1, 2));
@@ -47,7 +47,7 @@ async fn sync_two_lit_expr_no_comma() {
     assert_eq!(foo, (1, 2));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn two_await() {
     let (tx1, rx1) = oneshot::channel::<&str>();
     let (tx2, rx2) = oneshot::channel::<u32>();
@@ -69,7 +69,7 @@ async fn two_await() {
     assert_eq!(("hello", 123), res);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(target_pointer_width = "64")]
 async fn join_size() {
     use futures::future;
@@ -115,7 +115,7 @@ async fn poor_little_task(permits: Arc<Semaphore>) -> usize {
     how_many_times_i_got_to_run
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn join_does_not_allow_tasks_to_starve() {
     let permits = Arc::new(Semaphore::new(1));
 
@@ -129,8 +129,7 @@ async fn join_does_not_allow_tasks_to_starve() {
     assert_eq!(5, little_task_result);
 }
 
-#[braid::test(runs = 100, time = 1)]
-#[ignore = "engine: branches of one task that each reach yield_now in one poll: only the first request of a poll is granted, so one branch advances per poll; tokio's yield_now wakes at once and every branch advances each poll (poll order differs)"]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn a_different_future_is_polled_first_every_time_poll_fn_is_polled() {
     let poll_order = Arc::new(std::sync::Mutex::new(vec![]));
 
@@ -160,8 +159,7 @@ async fn a_different_future_is_polled_first_every_time_poll_fn_is_polled() {
     );
 }
 
-#[braid::test(runs = 100, time = 1)]
-#[ignore = "engine: branches of one task that each reach yield_now in one poll: only the first request of a poll is granted, so one branch advances per poll; tokio's yield_now wakes at once and every branch advances each poll (poll order differs)"]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn futures_are_polled_in_order_in_biased_mode() {
     let poll_order = Arc::new(std::sync::Mutex::new(vec![]));
 
@@ -192,7 +190,7 @@ async fn futures_are_polled_in_order_in_biased_mode() {
     );
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(target_pointer_width = "64")]
 #[ignore = "asserts tokio's join! future size in bytes"]
 async fn join_size_biased() {
@@ -213,14 +211,14 @@ async fn join_size_biased() {
     assert_eq!(mem::size_of_val(&fut), 40);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[allow(clippy::unit_cmp)]
 async fn empty_join() {
     assert_eq!(tokio::join!(), ());
     assert_eq!(tokio::join!(biased;), ());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn join_into_future() {
     struct NotAFuture;
     impl std::future::IntoFuture for NotAFuture {
@@ -239,7 +237,7 @@ async fn join_into_future() {
 // We want to make sure that the `const COUNT: u32` declaration
 // inside the macro body doesn't leak to the caller to cause compiler failures
 // or variable shadowing.
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn caller_names_const_count() {
     let (tx, rx) = oneshot::channel::<u32>();
 
@@ -258,7 +256,7 @@ async fn caller_names_const_count() {
 // Regression test for: https://github.com/tokio-rs/tokio/issues/7031
 // An uninhabited output type must not trigger `unreachable_code` in the caller.
 #[deny(unreachable_code)]
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn uninhabited_output_type() {
     use std::convert::Infallible;
     use std::future::pending;

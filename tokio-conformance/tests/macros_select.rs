@@ -14,7 +14,7 @@ use tokio_test::{assert_ok, assert_pending, assert_ready};
 use std::future::poll_fn;
 use std::task::Poll::Ready;
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_one_lit_expr_comma() {
     let foo = tokio::select! {
         foo = async { 1 } => foo,
@@ -23,7 +23,7 @@ async fn sync_one_lit_expr_comma() {
     assert_eq!(foo, 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn no_branch_else_only() {
     let foo = tokio::select! {
         else => 1,
@@ -32,7 +32,7 @@ async fn no_branch_else_only() {
     assert_eq!(foo, 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn no_branch_else_only_biased() {
     let foo = tokio::select! {
         biased;
@@ -42,7 +42,7 @@ async fn no_branch_else_only_biased() {
     assert_eq!(foo, 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn nested_one() {
     let foo = tokio::select! {
         foo = async { 1 } => tokio::select! {
@@ -53,7 +53,7 @@ async fn nested_one() {
     assert_eq!(foo, 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_one_lit_expr_no_comma() {
     let foo = tokio::select! {
         foo = async { 1 } => foo
@@ -62,7 +62,7 @@ async fn sync_one_lit_expr_no_comma() {
     assert_eq!(foo, 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_one_lit_expr_block() {
     let foo = tokio::select! {
         foo = async { 1 } => { foo }
@@ -71,7 +71,7 @@ async fn sync_one_lit_expr_block() {
     assert_eq!(foo, 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_one_await() {
     let foo = tokio::select! {
         foo = one() => foo,
@@ -80,7 +80,7 @@ async fn sync_one_await() {
     assert_eq!(foo, 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_one_ident() {
     let one = one();
 
@@ -91,7 +91,7 @@ async fn sync_one_ident() {
     assert_eq!(foo, 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_two() {
     use std::cell::Cell;
 
@@ -112,7 +112,7 @@ async fn sync_two() {
     assert!(res == 1 || res == 2);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_in_fut() {
     let s = "hello".to_string();
 
@@ -127,7 +127,7 @@ async fn drop_in_fut() {
     assert_eq!(res, 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn one_ready() {
     let (tx1, rx1) = oneshot::channel::<i32>();
@@ -145,7 +145,7 @@ async fn one_ready() {
     assert_eq!(1, v);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn select_streams() {
     use tokio::sync::mpsc;
@@ -187,7 +187,7 @@ async fn select_streams() {
     assert_eq!(&msgs[..], &[1, 2, 3]);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn move_uncompleted_futures() {
     let (tx1, mut rx1) = oneshot::channel::<i32>();
     let (tx2, mut rx2) = oneshot::channel::<i32>();
@@ -213,7 +213,7 @@ async fn move_uncompleted_futures() {
     assert!(ran);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn nested() {
     let res = tokio::select! {
         x = async { 1 } => {
@@ -233,7 +233,7 @@ mod pointer_64_tests {
     use futures::future;
     use std::mem;
 
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     #[ignore = "asserts tokio's select! future size in bytes"]
     async fn struct_size_1() {
         let fut = async {
@@ -247,7 +247,7 @@ mod pointer_64_tests {
         assert_eq!(mem::size_of_val(&fut), 32);
     }
 
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     #[ignore = "asserts tokio's select! future size in bytes"]
     async fn struct_size_2() {
         let fut = async {
@@ -263,7 +263,7 @@ mod pointer_64_tests {
         assert_eq!(mem::size_of_val(&fut), 40);
     }
 
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     #[ignore = "asserts tokio's select! future size in bytes"]
     async fn struct_size_3() {
         let fut = async {
@@ -282,7 +282,7 @@ mod pointer_64_tests {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn mutable_borrowing_future_with_same_borrow_in_block() {
     let mut value = 234;
 
@@ -296,7 +296,7 @@ async fn mutable_borrowing_future_with_same_borrow_in_block() {
     assert!(value >= 234);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn mutable_borrowing_future_with_same_borrow_in_block_and_else() {
     let mut value = 234;
 
@@ -313,8 +313,7 @@ async fn mutable_borrowing_future_with_same_borrow_in_block_and_else() {
     assert!(value >= 234);
 }
 
-#[braid::test(runs = 100, time = 1)]
-#[ignore = "engine: select!'s start-branch choice is a scheduling point granted to a braid task's own poll; polled by a hand-polled mock task it stays Pending and never wakes the mock's waker"]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn future_panics_after_poll() {
     use tokio_test::task;
 
@@ -346,7 +345,7 @@ async fn future_panics_after_poll() {
 
 #[cfg(any())]
 // not ported: select! facade: the output type of a disabled branch's future is not inferred (compile error)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn disable_with_if() {
     use tokio_test::task;
 
@@ -368,8 +367,7 @@ async fn disable_with_if() {
     assert_ready!(f.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
-#[ignore = "engine: select!'s start-branch choice is a scheduling point granted to a braid task's own poll; polled by a hand-polled mock task it stays Pending and never wakes the mock's waker"]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn join_with_select() {
     use tokio_test::task;
 
@@ -404,7 +402,7 @@ async fn join_with_select() {
     assert_eq!(b, 456);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn use_future_in_if_condition() {
     use tokio::time::{self, Duration};
@@ -418,7 +416,7 @@ async fn use_future_in_if_condition() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn use_future_in_if_condition_biased() {
     use tokio::time::{self, Duration};
@@ -433,7 +431,7 @@ async fn use_future_in_if_condition_biased() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn many_branches() {
     let num = tokio::select! {
         x = async { 1 } => x,
@@ -505,7 +503,7 @@ async fn many_branches() {
     assert_eq!(1, num);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn never_branch_no_warnings() {
     let t = tokio::select! {
         _ = async_never() => 0,
@@ -526,7 +524,7 @@ async fn async_never() -> ! {
 }
 
 // From https://github.com/tokio-rs/tokio/issues/2857
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn mut_on_left_hand_side() {
     let v = async move {
         let ok = async { 1 };
@@ -542,7 +540,7 @@ async fn mut_on_left_hand_side() {
     assert_eq!(v, 2);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn biased_one_not_ready() {
     let (_tx1, rx1) = oneshot::channel::<i32>();
     let (tx2, rx2) = oneshot::channel::<i32>();
@@ -566,7 +564,7 @@ async fn biased_one_not_ready() {
     assert_eq!(2, v);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn biased_eventually_ready() {
     use tokio::task::yield_now;
@@ -613,7 +611,7 @@ pub async fn default_numeric_fallback() {
 }
 
 // https://github.com/tokio-rs/tokio/issues/4182
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn mut_ref_patterns() {
     tokio::select! {
         Some(mut foo) = async { Some("1".to_string()) } => {
@@ -642,7 +640,7 @@ async fn mut_ref_patterns() {
 mod unstable {
     use tokio::runtime::RngSeed;
 
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     async fn deterministic_select_current_thread() {
         let seed = b"bytes used to generate seed";
         let rt1 = tokio::runtime::Builder::new_current_thread()
@@ -660,7 +658,7 @@ mod unstable {
         assert_eq!(rt1_values, rt2_values);
     }
 
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     #[cfg(all(feature = "rt-multi-thread", not(target_os = "wasi")))]
     async fn deterministic_select_multi_thread() {
         let seed = b"bytes used to generate seed";
@@ -719,7 +717,7 @@ mod unstable {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn select_into_future() {
     struct NotAFuture;
     impl std::future::IntoFuture for NotAFuture {
@@ -739,7 +737,7 @@ async fn select_into_future() {
 // regression test for https://github.com/tokio-rs/tokio/issues/6721
 #[cfg(any())]
 // not ported: select! facade: each branch's future is bound in its own let, so a temporary borrowed in a branch expression does not live long enough (compile error)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn temporary_lifetime_extension() {
     tokio::select! {
         () = &mut std::future::ready(()) => {},
@@ -747,7 +745,7 @@ async fn temporary_lifetime_extension() {
 }
 
 #[cfg(any())] // not ported: needs tokio::task::coop (cooperative budget)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn select_is_budget_aware() {
     const BUDGET: usize = 128;
 

@@ -8,7 +8,7 @@ use std::{convert::Infallible, sync::Arc};
 use tokio::sync::{oneshot, Semaphore};
 use tokio_test::{assert_pending, assert_ready, task};
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_one_lit_expr_comma() {
     let foo = tokio::try_join!(async { ok(1) },);
     assert_eq!(foo, Ok((1,)));
@@ -17,7 +17,7 @@ async fn sync_one_lit_expr_comma() {
     assert_eq!(foo, Ok((1,)));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_one_lit_expr_no_comma() {
     let foo = tokio::try_join!(async { ok(1) });
     assert_eq!(foo, Ok((1,)));
@@ -26,7 +26,7 @@ async fn sync_one_lit_expr_no_comma() {
     assert_eq!(foo, Ok((1,)));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_two_lit_expr_comma() {
     let foo = tokio::try_join!(async { ok(1) }, async { ok(2) },);
     assert_eq!(foo, Ok((1, 2)));
@@ -35,7 +35,7 @@ async fn sync_two_lit_expr_comma() {
     assert_eq!(foo, Ok((1, 2)));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sync_two_lit_expr_no_comma() {
     let foo = tokio::try_join!(async { ok(1) }, async { ok(2) });
     assert_eq!(foo, Ok((1, 2)));
@@ -44,7 +44,7 @@ async fn sync_two_lit_expr_no_comma() {
     assert_eq!(foo, Ok((1, 2)));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn two_await() {
     let (tx1, rx1) = oneshot::channel::<&str>();
     let (tx2, rx2) = oneshot::channel::<u32>();
@@ -64,7 +64,7 @@ async fn two_await() {
     assert_eq!(Ok(("hello", 123)), res);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn err_abort_early() {
     let (tx1, rx1) = oneshot::channel::<&str>();
     let (tx2, rx2) = oneshot::channel::<u32>();
@@ -86,7 +86,7 @@ async fn err_abort_early() {
     assert!(res.is_err());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(target_pointer_width = "64")]
 #[ignore = "asserts tokio's try_join! future size in bytes"]
 async fn try_join_size() {
@@ -138,7 +138,7 @@ async fn poor_little_task(permits: Arc<Semaphore>) -> Result<usize, String> {
     Ok(how_many_times_i_got_to_run)
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_join_does_not_allow_tasks_to_starve() {
     let permits = Arc::new(Semaphore::new(10));
 
@@ -154,8 +154,7 @@ async fn try_join_does_not_allow_tasks_to_starve() {
     assert_eq!(5, little_task_result);
 }
 
-#[braid::test(runs = 100, time = 1)]
-#[ignore = "engine: branches of one task that each reach yield_now in one poll: only the first request of a poll is granted, so one branch advances per poll; tokio's yield_now wakes at once and every branch advances each poll (poll order differs)"]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn a_different_future_is_polled_first_every_time_poll_fn_is_polled() {
     let poll_order = Arc::new(std::sync::Mutex::new(vec![]));
 
@@ -187,8 +186,7 @@ async fn a_different_future_is_polled_first_every_time_poll_fn_is_polled() {
     );
 }
 
-#[braid::test(runs = 100, time = 1)]
-#[ignore = "engine: branches of one task that each reach yield_now in one poll: only the first request of a poll is granted, so one branch advances per poll; tokio's yield_now wakes at once and every branch advances each poll (poll order differs)"]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn futures_are_polled_in_order_in_biased_mode() {
     let poll_order = Arc::new(std::sync::Mutex::new(vec![]));
 
@@ -221,7 +219,7 @@ async fn futures_are_polled_in_order_in_biased_mode() {
     );
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(target_pointer_width = "64")]
 #[ignore = "asserts tokio's try_join! future size in bytes"]
 async fn try_join_size_biased() {
@@ -242,7 +240,7 @@ async fn try_join_size_biased() {
     assert_eq!(mem::size_of_val(&fut), 40);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn empty_try_join() {
     assert_eq!(tokio::try_join!() as Result<_, ()>, Ok(()));
     assert_eq!(tokio::try_join!(biased;) as Result<_, ()>, Ok(()));
@@ -252,7 +250,7 @@ async fn empty_try_join() {
 // We want to make sure that the `const COUNT: u32` declaration
 // inside the macro body doesn't leak to the caller to cause compiler failures
 // or variable shadowing.
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn caller_names_const_count() {
     let (tx, rx) = oneshot::channel::<u32>();
 
@@ -272,7 +270,7 @@ async fn caller_names_const_count() {
 // An uninhabited `Ok` or error type must not trigger `unreachable_code`
 // in the caller.
 #[deny(unreachable_code)]
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn uninhabited_ok_type() {
     let res = tokio::try_join!(async { Err::<Infallible, _>(1) }, async { Ok(2) });
     assert_eq!(res, Err(1));
@@ -292,7 +290,7 @@ async fn uninhabited_ok_type() {
 }
 
 #[deny(unreachable_code)]
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn uninhabited_err_type() {
     let res = tokio::try_join!(async { Ok::<_, Infallible>(1) }, async { Ok(2) });
     assert_eq!(res, Ok((1, 2)));

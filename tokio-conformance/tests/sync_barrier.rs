@@ -10,13 +10,13 @@ use tokio_test::task::spawn;
 use tokio_test::{assert_pending, assert_ready};
 
 struct IsSend<T: Send>(T);
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn barrier_future_is_send() {
     let b = Barrier::new(0);
     IsSend(b.wait());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn zero_does_not_block() {
     let b = Barrier::new(0);
 
@@ -32,7 +32,7 @@ async fn zero_does_not_block() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn single() {
     let b = Barrier::new(1);
 
@@ -53,7 +53,7 @@ async fn single() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn tango() {
     let b = Barrier::new(2);
 
@@ -68,7 +68,7 @@ async fn tango() {
     assert!(!(wr1.is_leader() && wr2.is_leader()));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn lots() {
     let b = Barrier::new(100);
 

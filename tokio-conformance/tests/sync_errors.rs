@@ -4,7 +4,7 @@ use braid::tokio;
 
 fn is_error<T: std::error::Error + Send + Sync>() {}
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn mpsc_error_bound() {
     use tokio::sync::mpsc::error;
 
@@ -12,7 +12,7 @@ async fn mpsc_error_bound() {
     is_error::<error::TrySendError<()>>();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn oneshot_error_bound() {
     use tokio::sync::oneshot::error;
 
@@ -20,7 +20,7 @@ async fn oneshot_error_bound() {
     is_error::<error::TryRecvError>();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn watch_error_bound() {
     use tokio::sync::watch::error;
 

@@ -58,7 +58,7 @@ impl<T> AssertUnwindSafe for mpsc::WeakSender<T> {}
 #[cfg(any())] // not ported: the facade's channel types are not (Ref)UnwindSafe
 impl<T> AssertUnwindSafe for mpsc::WeakUnboundedSender<T> {}
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn send_recv_with_buffer() {
     let (tx, mut rx) = mpsc::channel::<i32>(16);
 
@@ -82,7 +82,7 @@ async fn send_recv_with_buffer() {
     assert!(val.is_none());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn reserve_disarm() {
     let (tx, mut rx) = mpsc::channel::<i32>(2);
@@ -121,7 +121,7 @@ async fn reserve_disarm() {
 }
 
 #[cfg(any())] // not ported: needs tokio-stream
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(all(feature = "full", not(target_os = "wasi")))] // Wasi doesn't support threads
 async fn send_recv_stream_with_buffer() {
     use tokio_stream::StreamExt;
@@ -139,7 +139,7 @@ async fn send_recv_stream_with_buffer() {
     assert_eq!(None, rx.next().await);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn async_send_recv_with_buffer() {
     let (tx, mut rx) = mpsc::channel(16);
@@ -155,7 +155,7 @@ async fn async_send_recv_with_buffer() {
 }
 
 #[cfg(any())] // not ported: needs mpsc recv_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn async_send_recv_many_with_buffer() {
     let (tx, mut rx) = mpsc::channel(2);
@@ -183,7 +183,7 @@ async fn async_send_recv_many_with_buffer() {
     handle.await.unwrap();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn start_send_past_cap() {
     use std::future::Future;
@@ -216,14 +216,14 @@ async fn start_send_past_cap() {
     assert!(rx.recv().await.is_none());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic]
 #[cfg(not(target_family = "wasm"))] // wasm currently doesn't support unwinding
 async fn buffer_gteq_one() {
     mpsc::channel::<i32>(0);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn send_recv_unbounded() {
     let (tx, mut rx) = mpsc::unbounded_channel::<i32>();
 
@@ -240,7 +240,7 @@ async fn send_recv_unbounded() {
 }
 
 #[cfg(any())] // not ported: needs mpsc recv_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn send_recv_many_unbounded() {
     let (tx, mut rx) = mpsc::unbounded_channel::<i32>();
 
@@ -290,7 +290,7 @@ async fn send_recv_many_unbounded() {
 }
 
 #[cfg(any())] // not ported: needs mpsc recv_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn send_recv_many_bounded_capacity() {
     let mut buffer: Vec<String> = Vec::with_capacity(9);
@@ -333,7 +333,7 @@ async fn send_recv_many_bounded_capacity() {
 }
 
 #[cfg(any())] // not ported: needs mpsc recv_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn send_recv_many_unbounded_capacity() {
     let mut buffer: Vec<String> = Vec::with_capacity(9); // capacity >= 9
@@ -376,7 +376,7 @@ async fn send_recv_many_unbounded_capacity() {
 }
 
 #[cfg(any())] // not ported: needs mpsc recv_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn recv_many_with_non_empty_buffer_bounded_rx_closed_and_idle() {
     let (_tx, mut rx) = mpsc::channel::<i32>(1);
 
@@ -389,7 +389,7 @@ async fn recv_many_with_non_empty_buffer_bounded_rx_closed_and_idle() {
 }
 
 #[cfg(any())] // not ported: needs mpsc recv_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn recv_many_with_non_empty_buffer_unbounded_rx_closed_and_idle() {
     let (_tx, mut rx) = mpsc::unbounded_channel::<i32>();
 
@@ -401,7 +401,7 @@ async fn recv_many_with_non_empty_buffer_unbounded_rx_closed_and_idle() {
     assert_eq!(vec![1], buffer);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn async_send_recv_unbounded() {
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -417,7 +417,7 @@ async fn async_send_recv_unbounded() {
 }
 
 #[cfg(any())] // not ported: needs tokio-stream
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(all(feature = "full", not(target_os = "wasi")))] // Wasi doesn't support threads
 async fn send_recv_stream_unbounded() {
     use tokio_stream::StreamExt;
@@ -436,7 +436,7 @@ async fn send_recv_stream_unbounded() {
     assert_eq!(None, rx.next().await);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn no_t_bounds_buffer() {
     struct NoImpls;
 
@@ -452,7 +452,7 @@ async fn no_t_bounds_buffer() {
     assert!(rx.recv().await.is_some());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn no_t_bounds_unbounded() {
     struct NoImpls;
 
@@ -468,7 +468,7 @@ async fn no_t_bounds_unbounded() {
     assert!(rx.recv().await.is_some());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn send_recv_buffer_limited() {
     let (tx, mut rx) = mpsc::channel::<i32>(1);
@@ -499,7 +499,7 @@ async fn send_recv_buffer_limited() {
     assert!(rx.recv().await.is_some());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn recv_close_gets_none_idle() {
     let (tx, mut rx) = mpsc::channel::<i32>(10);
 
@@ -511,7 +511,7 @@ async fn recv_close_gets_none_idle() {
 }
 
 #[cfg(any())] // not ported: the facade's mpsc Permit is not Debug (tokio's is)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn recv_close_gets_none_reserved() {
     let (tx1, mut rx) = mpsc::channel::<i32>(1);
@@ -541,7 +541,7 @@ async fn recv_close_gets_none_reserved() {
 }
 
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn failed_reserve_many_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(2);
 
@@ -570,7 +570,7 @@ async fn failed_reserve_many_wakes_closed_receiver() {
 }
 
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn cancelled_reserve_many_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(2);
 
@@ -595,7 +595,7 @@ async fn cancelled_reserve_many_wakes_closed_receiver() {
 }
 
 #[cfg(any())] // not ported: the facade's mpsc Permit is not Debug (tokio's is)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn failed_reserve_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(1);
 
@@ -623,8 +623,7 @@ async fn failed_reserve_wakes_closed_receiver() {
     assert_ready!(recv.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
-#[ignore = "facade difference (mpsc/semaphore): a released slot is not handed to the woken reserve() waiter until it polls, so after close() recv() returns None at once; tokio keeps it Pending until the reservation is cancelled"]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn cancelled_reserve_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(1);
 
@@ -648,13 +647,13 @@ async fn cancelled_reserve_wakes_closed_receiver() {
     assert_ready!(recv.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn tx_close_gets_none() {
     let (_, mut rx) = mpsc::channel::<i32>(10);
     assert!(rx.recv().await.is_none());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_send_fail() {
     let (tx, mut rx) = mpsc::channel(1);
 
@@ -675,7 +674,7 @@ async fn try_send_fail() {
     assert!(rx.recv().await.is_none());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_send_fail_with_try_recv() {
     let (tx, mut rx) = mpsc::channel(1);
 
@@ -697,7 +696,7 @@ async fn try_send_fail_with_try_recv() {
 }
 
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reserve_many_above_cap() {
     const MAX_PERMITS: usize = tokio::sync::Semaphore::MAX_PERMITS;
     let (tx, _rx) = mpsc::channel::<()>(1);
@@ -708,7 +707,7 @@ async fn reserve_many_above_cap() {
 }
 
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_reserve_many_zero() {
     let (tx, rx) = mpsc::channel::<()>(1);
 
@@ -729,7 +728,7 @@ async fn try_reserve_many_zero() {
 }
 
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reserve_many_zero() {
     let (tx, rx) = mpsc::channel::<()>(1);
 
@@ -747,7 +746,7 @@ async fn reserve_many_zero() {
 }
 
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_reserve_many_edge_cases() {
     const MAX_PERMITS: usize = tokio::sync::Semaphore::MAX_PERMITS;
 
@@ -774,7 +773,7 @@ async fn try_reserve_many_edge_cases() {
 }
 
 #[cfg(any())] // not ported: the facade's mpsc Permit is not Debug (tokio's is)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_reserve_fails() {
     let (tx, mut rx) = mpsc::channel(1);
 
@@ -798,7 +797,7 @@ async fn try_reserve_fails() {
 }
 
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reserve_many_and_send() {
     let (tx, mut rx) = mpsc::channel(100);
     for i in 0..100 {
@@ -810,7 +809,7 @@ async fn reserve_many_and_send() {
     }
 }
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_reserve_many_and_send() {
     let (tx, mut rx) = mpsc::channel(100);
     for i in 0..100 {
@@ -823,7 +822,7 @@ async fn try_reserve_many_and_send() {
 }
 
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reserve_many_on_closed_channel() {
     let (tx, rx) = mpsc::channel::<()>(100);
     drop(rx);
@@ -831,7 +830,7 @@ async fn reserve_many_on_closed_channel() {
 }
 
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_reserve_many_on_closed_channel() {
     let (tx, rx) = mpsc::channel::<usize>(100);
     drop(rx);
@@ -842,7 +841,7 @@ async fn try_reserve_many_on_closed_channel() {
 }
 
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg_attr(miri, ignore)] // Too slow on miri.
 async fn try_reserve_many_full() {
     // Reserve n capacity and send k messages
@@ -884,7 +883,7 @@ async fn try_reserve_many_full() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn drop_permit_releases_permit() {
     // poll_ready reserves capacity, ensure that the capacity is released if tx
@@ -904,7 +903,7 @@ async fn drop_permit_releases_permit() {
 }
 
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_permit_iterator_releases_permits() {
     // poll_ready reserves capacity, ensure that the capacity is released if tx
     // is dropped w/o sending a value.
@@ -928,7 +927,7 @@ async fn drop_permit_iterator_releases_permits() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn dropping_last_permit_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(100);
 
@@ -943,7 +942,7 @@ async fn dropping_last_permit_wakes_closed_receiver() {
 }
 
 #[cfg(any())] // not ported: needs mpsc try_reserve_owned (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn dropping_last_owned_permit_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(100);
 
@@ -958,7 +957,7 @@ async fn dropping_last_owned_permit_wakes_closed_receiver() {
 }
 
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn dropping_last_permit_iterator_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(100);
 
@@ -972,7 +971,7 @@ async fn dropping_last_permit_iterator_wakes_closed_receiver() {
     assert_ready!(recv.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sending_last_permit_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(100);
 
@@ -987,7 +986,7 @@ async fn sending_last_permit_wakes_closed_receiver() {
 }
 
 #[cfg(any())] // not ported: needs mpsc try_reserve_owned (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sending_last_owned_permit_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(100);
 
@@ -1002,7 +1001,7 @@ async fn sending_last_owned_permit_wakes_closed_receiver() {
 }
 
 #[cfg(any())] // not ported: needs mpsc try_reserve_owned (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn releasing_last_owned_permit_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(100);
 
@@ -1018,7 +1017,7 @@ async fn releasing_last_owned_permit_wakes_closed_receiver() {
 }
 
 #[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn dropping_rx_closes_channel() {
     let (tx, rx) = mpsc::channel(100);
 
@@ -1032,7 +1031,7 @@ async fn dropping_rx_closes_channel() {
 }
 
 #[cfg(any())] // not ported: needs mpsc try_reserve_owned (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn dropping_rx_closes_channel_for_try() {
     let (tx, rx) = mpsc::channel(100);
 
@@ -1055,7 +1054,7 @@ async fn dropping_rx_closes_channel_for_try() {
 }
 
 #[cfg(any())] // not ported: needs mpsc try_reserve_owned (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn dropping_rx_drops_sender_wakers_outside_lock() {
     use futures::task::{noop_waker_ref, waker, ArcWake};
     use std::future::Future;
@@ -1093,7 +1092,7 @@ async fn dropping_rx_drops_sender_wakers_outside_lock() {
     ));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn unconsumed_messages_are_dropped() {
     let msg = Arc::new(());
 
@@ -1109,7 +1108,7 @@ async fn unconsumed_messages_are_dropped() {
 }
 
 #[cfg(any())] // not ported: needs mpsc blocking_send / blocking_recv (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(all(feature = "full", not(target_os = "wasi")))] // Wasi doesn't support threads
 async fn blocking_recv() {
     let (tx, mut rx) = mpsc::channel::<u8>(1);
@@ -1127,7 +1126,7 @@ async fn blocking_recv() {
 }
 
 #[cfg(any())] // not ported: needs mpsc blocking_send / blocking_recv (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic]
 #[cfg(not(target_family = "wasm"))] // wasm currently doesn't support unwinding
 async fn blocking_recv_async() {
@@ -1136,7 +1135,7 @@ async fn blocking_recv_async() {
 }
 
 #[cfg(any())] // not ported: needs mpsc blocking_send / blocking_recv (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(all(feature = "full", not(target_os = "wasi")))] // Wasi doesn't support threads
 async fn blocking_send() {
     let (tx, mut rx) = mpsc::channel::<u8>(1);
@@ -1154,7 +1153,7 @@ async fn blocking_send() {
 }
 
 #[cfg(any())] // not ported: needs mpsc blocking_send / blocking_recv (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic]
 #[cfg(not(target_family = "wasm"))] // wasm currently doesn't support unwinding
 async fn blocking_send_async() {
@@ -1162,7 +1161,7 @@ async fn blocking_send_async() {
     let _ = tx.blocking_send(());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn ready_close_cancel_bounded() {
     let (tx, mut rx) = mpsc::channel::<()>(100);
@@ -1182,7 +1181,7 @@ async fn ready_close_cancel_bounded() {
     assert!(val.is_none());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn permit_available_not_acquired_close() {
     let (tx1, mut rx) = mpsc::channel::<()>(1);
@@ -1202,7 +1201,7 @@ async fn permit_available_not_acquired_close() {
     assert!(rx.recv().await.is_none());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_recv_bounded() {
     let (tx, mut rx) = mpsc::channel(5);
 
@@ -1245,7 +1244,7 @@ async fn try_recv_bounded() {
     assert_eq!(Err(TryRecvError::Disconnected), rx.try_recv());
 }
 
-#[braid::test(runs = 100, time = 1, max_steps = 200_000)] // 100 channels in one run
+#[braid::test(runs = 100, time = 1, max_steps = 200_000, clock_jumps = 0)] // 100 channels in one run
 async fn try_recv_unbounded() {
     for num in 0..100 {
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -1264,7 +1263,7 @@ async fn try_recv_unbounded() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_recv_after_receiver_close() {
     let (_tx, mut rx) = mpsc::channel::<()>(5);
 
@@ -1273,7 +1272,7 @@ async fn try_recv_after_receiver_close() {
     assert_eq!(Err(TryRecvError::Disconnected), rx.try_recv());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_recv_after_receiver_close_with_permit() {
     let (tx, mut rx) = mpsc::channel::<()>(5);
 
@@ -1286,7 +1285,7 @@ async fn try_recv_after_receiver_close_with_permit() {
     assert_eq!(Err(TryRecvError::Disconnected), rx.try_recv());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_recv_close_while_empty_bounded() {
     let (tx, mut rx) = mpsc::channel::<()>(5);
 
@@ -1295,7 +1294,7 @@ async fn try_recv_close_while_empty_bounded() {
     assert_eq!(Err(TryRecvError::Disconnected), rx.try_recv());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_recv_close_while_empty_unbounded() {
     let (tx, mut rx) = mpsc::unbounded_channel::<()>();
 
@@ -1305,7 +1304,7 @@ async fn try_recv_close_while_empty_unbounded() {
 }
 
 #[cfg(any())] // not ported: needs mpsc send_timeout (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn recv_timeout() {
     use tokio::sync::mpsc::error::SendTimeoutError::{Closed, Timeout};
@@ -1331,7 +1330,7 @@ async fn recv_timeout() {
 }
 
 #[cfg(any())] // not ported: needs mpsc send_timeout (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic = "there is no reactor running, must be called from the context of a Tokio 1.x runtime"]
 #[cfg(not(target_family = "wasm"))] // wasm currently doesn't support unwinding
 async fn recv_timeout_panic() {
@@ -1343,7 +1342,7 @@ async fn recv_timeout_panic() {
 }
 
 // Tests that channel `capacity` changes and `max_capacity` stays the same
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_tx_capacity() {
     let (tx, _rx) = mpsc::channel::<()>(10);
     // both capacities are same before
@@ -1361,7 +1360,7 @@ async fn test_tx_capacity() {
     assert_eq!(tx.max_capacity(), 10);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_is_closed_when_calling_close_with_sender() {
     // is_closed should return true after calling close but still has a sender
     let (_tx, mut rx) = mpsc::channel::<()>(10);
@@ -1370,7 +1369,7 @@ async fn test_rx_is_closed_when_calling_close_with_sender() {
     assert!(rx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_is_closed_when_dropping_all_senders() {
     // is_closed should return true after dropping all senders
     let (tx, rx) = mpsc::channel::<()>(10);
@@ -1385,14 +1384,14 @@ async fn test_rx_is_closed_when_dropping_all_senders() {
     assert!(rx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_is_not_closed_when_there_are_senders() {
     // is_closed should return false when there is a sender
     let (_tx, rx) = mpsc::channel::<()>(10);
     assert!(!rx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_is_not_closed_when_there_are_senders_and_buffer_filled() {
     // is_closed should return false when there is a sender, even if enough messages have been sent to fill the channel
     let (tx, rx) = mpsc::channel(10);
@@ -1402,7 +1401,7 @@ async fn test_rx_is_not_closed_when_there_are_senders_and_buffer_filled() {
     assert!(!rx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_is_closed_when_there_are_no_senders_and_there_are_messages() {
     // is_closed should return true when there are messages in the buffer, but no senders
     let (tx, rx) = mpsc::channel(10);
@@ -1413,7 +1412,7 @@ async fn test_rx_is_closed_when_there_are_no_senders_and_there_are_messages() {
     assert!(rx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_is_closed_when_there_are_messages_and_close_is_called() {
     // is_closed should return true when there are messages in the buffer, and close is called
     let (tx, mut rx) = mpsc::channel(10);
@@ -1424,7 +1423,7 @@ async fn test_rx_is_closed_when_there_are_messages_and_close_is_called() {
     assert!(rx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_is_not_closed_when_there_are_permits_but_not_senders() {
     // is_closed should return false when there is a permit (but no senders)
     let (tx, rx) = mpsc::channel::<()>(10);
@@ -1432,20 +1431,20 @@ async fn test_rx_is_not_closed_when_there_are_permits_but_not_senders() {
     assert!(!rx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_is_empty_when_no_messages_were_sent() {
     let (_tx, rx) = mpsc::channel::<()>(10);
     assert!(rx.is_empty())
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_is_not_empty_when_there_are_messages_in_the_buffer() {
     let (tx, rx) = mpsc::channel::<()>(10);
     assert!(tx.send(()).await.is_ok());
     assert!(!rx.is_empty())
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_is_not_empty_when_the_buffer_is_full() {
     let (tx, rx) = mpsc::channel(10);
     for i in 0..10 {
@@ -1454,7 +1453,7 @@ async fn test_rx_is_not_empty_when_the_buffer_is_full() {
     assert!(!rx.is_empty())
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_is_not_empty_when_all_but_one_messages_are_consumed() {
     let (tx, mut rx) = mpsc::channel(10);
     for i in 0..10 {
@@ -1468,7 +1467,7 @@ async fn test_rx_is_not_empty_when_all_but_one_messages_are_consumed() {
     assert!(!rx.is_empty())
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_is_empty_when_all_messages_are_consumed() {
     let (tx, mut rx) = mpsc::channel(10);
     for i in 0..10 {
@@ -1478,7 +1477,7 @@ async fn test_rx_is_empty_when_all_messages_are_consumed() {
     assert!(rx.is_empty())
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_is_empty_all_senders_are_dropped_and_messages_consumed() {
     let (tx, mut rx) = mpsc::channel(10);
     for i in 0..10 {
@@ -1493,13 +1492,13 @@ async fn test_rx_is_empty_all_senders_are_dropped_and_messages_consumed() {
     assert!(rx.is_empty())
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_len_on_empty_channel() {
     let (_tx, rx) = mpsc::channel::<()>(100);
     assert_eq!(rx.len(), 0);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_len_on_empty_channel_without_senders() {
     // when all senders are dropped, a "closed" value is added to the end of the linked list.
     // here we test that the "closed" value does not change the len of the channel.
@@ -1509,7 +1508,7 @@ async fn test_rx_len_on_empty_channel_without_senders() {
     assert_eq!(rx.len(), 0);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_len_on_filled_channel() {
     let (tx, rx) = mpsc::channel(100);
 
@@ -1519,7 +1518,7 @@ async fn test_rx_len_on_filled_channel() {
     assert_eq!(rx.len(), 100);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_len_on_filled_channel_without_senders() {
     let (tx, rx) = mpsc::channel(100);
 
@@ -1530,7 +1529,7 @@ async fn test_rx_len_on_filled_channel_without_senders() {
     assert_eq!(rx.len(), 100);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_len_when_consuming_all_messages() {
     let (tx, mut rx) = mpsc::channel(100);
 
@@ -1547,7 +1546,7 @@ async fn test_rx_len_when_consuming_all_messages() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_len_when_close_is_called() {
     let (tx, mut rx) = mpsc::channel(100);
     tx.send(()).await.unwrap();
@@ -1556,7 +1555,7 @@ async fn test_rx_len_when_close_is_called() {
     assert_eq!(rx.len(), 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_len_when_close_is_called_before_dropping_sender() {
     let (tx, mut rx) = mpsc::channel(100);
     tx.send(()).await.unwrap();
@@ -1566,7 +1565,7 @@ async fn test_rx_len_when_close_is_called_before_dropping_sender() {
     assert_eq!(rx.len(), 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_len_when_close_is_called_after_dropping_sender() {
     let (tx, mut rx) = mpsc::channel(100);
     tx.send(()).await.unwrap();
@@ -1576,7 +1575,7 @@ async fn test_rx_len_when_close_is_called_after_dropping_sender() {
     assert_eq!(rx.len(), 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_is_closed_when_calling_close_with_sender() {
     // is_closed should return true after calling close but still has a sender
     let (_tx, mut rx) = mpsc::unbounded_channel::<()>();
@@ -1585,7 +1584,7 @@ async fn test_rx_unbounded_is_closed_when_calling_close_with_sender() {
     assert!(rx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_is_closed_when_dropping_all_senders() {
     // is_closed should return true after dropping all senders
     let (tx, rx) = mpsc::unbounded_channel::<()>();
@@ -1600,14 +1599,14 @@ async fn test_rx_unbounded_is_closed_when_dropping_all_senders() {
     assert!(rx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_is_not_closed_when_there_are_senders() {
     // is_closed should return false when there is a sender
     let (_tx, rx) = mpsc::unbounded_channel::<()>();
     assert!(!rx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_is_closed_when_there_are_no_senders_and_there_are_messages() {
     // is_closed should return true when there are messages in the buffer, but no senders
     let (tx, rx) = mpsc::unbounded_channel();
@@ -1618,7 +1617,7 @@ async fn test_rx_unbounded_is_closed_when_there_are_no_senders_and_there_are_mes
     assert!(rx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_is_closed_when_there_are_messages_and_close_is_called() {
     // is_closed should return true when there are messages in the buffer, and close is called
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -1629,20 +1628,20 @@ async fn test_rx_unbounded_is_closed_when_there_are_messages_and_close_is_called
     assert!(rx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_is_empty_when_no_messages_were_sent() {
     let (_tx, rx) = mpsc::unbounded_channel::<()>();
     assert!(rx.is_empty())
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_is_not_empty_when_there_are_messages_in_the_buffer() {
     let (tx, rx) = mpsc::unbounded_channel();
     assert!(tx.send(()).is_ok());
     assert!(!rx.is_empty())
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_is_not_empty_when_all_but_one_messages_are_consumed() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     for i in 0..10 {
@@ -1656,7 +1655,7 @@ async fn test_rx_unbounded_is_not_empty_when_all_but_one_messages_are_consumed()
     assert!(!rx.is_empty())
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_is_empty_when_all_messages_are_consumed() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     for i in 0..10 {
@@ -1666,7 +1665,7 @@ async fn test_rx_unbounded_is_empty_when_all_messages_are_consumed() {
     assert!(rx.is_empty())
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_is_empty_all_senders_are_dropped_and_messages_consumed() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     for i in 0..10 {
@@ -1681,13 +1680,13 @@ async fn test_rx_unbounded_is_empty_all_senders_are_dropped_and_messages_consume
     assert!(rx.is_empty())
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_len_on_empty_channel() {
     let (_tx, rx) = mpsc::unbounded_channel::<()>();
     assert_eq!(rx.len(), 0);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_len_on_empty_channel_without_senders() {
     // when all senders are dropped, a "closed" value is added to the end of the linked list.
     // here we test that the "closed" value does not change the len of the channel.
@@ -1697,7 +1696,7 @@ async fn test_rx_unbounded_len_on_empty_channel_without_senders() {
     assert_eq!(rx.len(), 0);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_len_with_multiple_messages() {
     let (tx, rx) = mpsc::unbounded_channel();
 
@@ -1707,7 +1706,7 @@ async fn test_rx_unbounded_len_with_multiple_messages() {
     assert_eq!(rx.len(), 100);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_len_with_multiple_messages_and_dropped_senders() {
     let (tx, rx) = mpsc::unbounded_channel();
 
@@ -1718,7 +1717,7 @@ async fn test_rx_unbounded_len_with_multiple_messages_and_dropped_senders() {
     assert_eq!(rx.len(), 100);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_len_when_consuming_all_messages() {
     let (tx, mut rx) = mpsc::unbounded_channel();
 
@@ -1735,7 +1734,7 @@ async fn test_rx_unbounded_len_when_consuming_all_messages() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_len_when_close_is_called() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     tx.send(()).unwrap();
@@ -1744,7 +1743,7 @@ async fn test_rx_unbounded_len_when_close_is_called() {
     assert_eq!(rx.len(), 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_len_when_close_is_called_before_dropping_sender() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     tx.send(()).unwrap();
@@ -1754,7 +1753,7 @@ async fn test_rx_unbounded_len_when_close_is_called_before_dropping_sender() {
     assert_eq!(rx.len(), 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_rx_unbounded_len_when_close_is_called_after_dropping_sender() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     tx.send(()).unwrap();
@@ -1765,7 +1764,7 @@ async fn test_rx_unbounded_len_when_close_is_called_after_dropping_sender() {
 }
 
 // Regression test for https://github.com/tokio-rs/tokio/issues/6602
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_is_empty_32_msgs() {
     let (sender, mut receiver) = mpsc::channel(33);
 
@@ -1777,7 +1776,7 @@ async fn test_is_empty_32_msgs() {
 }
 
 #[cfg(any())] // not ported: the facade's channel types are not (Ref)UnwindSafe (catch_unwind over them)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(panic = "unwind")]
 async fn permit_send_panicking_rx_waker() {
     use std::task::{Context, Wake, Waker};
@@ -1809,7 +1808,7 @@ async fn permit_send_panicking_rx_waker() {
     assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(not(panic = "abort"))]
 async fn drop_all_elements_during_panic() {
     use std::sync::atomic::AtomicUsize;
@@ -1861,8 +1860,7 @@ async fn drop_all_elements_during_panic() {
 /// A task's wakers keep its memory allocation alive. This test ensures
 /// `mpsc::channel` releases the rx waker immediately upon drop to potentially
 /// free up resources.
-#[braid::test(runs = 100, time = 1)]
-#[ignore = "facade difference (mpsc): dropping the receiver keeps the waker it stored (tokio releases it at once)"]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn release_waker_on_rx_drop() {
     use std::task::{Context, Wake, Waker};
 

@@ -13,7 +13,7 @@ use tokio_test::{assert_pending, assert_ready};
 use futures::FutureExt;
 use std::sync::Arc;
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn straight_execution() {
     let l = Mutex::new(100);
 
@@ -36,7 +36,7 @@ async fn straight_execution() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn readiness() {
     let l1 = Arc::new(Mutex::new(100));
     let l2 = Arc::clone(&l1);
@@ -55,7 +55,7 @@ async fn readiness() {
 }
 
 /*
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[ignore]
 async fn lock() {
     let mut lock = Mutex::new(false);
@@ -88,7 +88,7 @@ async fn lock() {
 
 /// Ensure a mutex is unlocked if a future holding the lock
 /// is aborted prematurely.
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn aborted_future_1() {
     use std::time::Duration;
@@ -118,7 +118,7 @@ async fn aborted_future_1() {
 
 /// This test is similar to `aborted_future_1` but this time the
 /// aborted future is waiting for the lock.
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn aborted_future_2() {
     use std::time::Duration;
@@ -146,7 +146,7 @@ async fn aborted_future_2() {
     .expect("Mutex is locked");
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_lock() {
     let m: Mutex<usize> = Mutex::new(0);
     {
@@ -159,15 +159,14 @@ async fn try_lock() {
     assert!(g3.is_ok());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn debug_format() {
     let s = "debug";
     let m = Mutex::new(s.to_string());
     assert_eq!(format!("{s:?}"), format!("{:?}", m.lock().await));
 }
 
-#[braid::test(runs = 100, time = 1)]
-#[ignore = "facade difference (mutex.rs): Mutex's Debug prints 'Mutex { .. }', tokio's shows the data"]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn mutex_debug() {
     let s = "data";
     let m = Mutex::new(s.to_string());
@@ -178,7 +177,7 @@ async fn mutex_debug() {
 
 #[cfg(any())] // not ported: needs tokio::task::coop (cooperative budget)
 #[cfg(not(target_family = "wasm"))]
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn mutex_fifo_with_coop_budget() {
     let m = Arc::new(Mutex::new(()));
 
@@ -203,7 +202,7 @@ async fn mutex_fifo_with_coop_budget() {
 
 #[cfg(any())] // not ported: needs tokio::task::coop (cooperative budget)
 #[cfg(not(target_family = "wasm"))]
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn mutex_coop_drop_after_take_permit() {
     let m = Arc::new(Mutex::new(()));
     let m_a = Arc::clone(&m);

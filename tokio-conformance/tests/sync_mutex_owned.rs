@@ -13,7 +13,7 @@ use tokio_test::{assert_pending, assert_ready};
 
 use std::sync::Arc;
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn straight_execution() {
     let l = Arc::new(Mutex::new(100));
 
@@ -36,7 +36,7 @@ async fn straight_execution() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn readiness() {
     let l = Arc::new(Mutex::new(100));
     let mut t1 = spawn(l.clone().lock_owned());
@@ -55,7 +55,7 @@ async fn readiness() {
 
 /// Ensure a mutex is unlocked if a future holding the lock
 /// is aborted prematurely.
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 #[cfg_attr(miri, ignore)]
 async fn aborted_future_1() {
@@ -86,7 +86,7 @@ async fn aborted_future_1() {
 
 /// This test is similar to `aborted_future_1` but this time the
 /// aborted future is waiting for the lock.
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn aborted_future_2() {
     use std::time::Duration;
@@ -114,7 +114,7 @@ async fn aborted_future_2() {
     .expect("Mutex is locked");
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_lock_owned() {
     let m: Arc<Mutex<usize>> = Arc::new(Mutex::new(0));
     {
@@ -128,7 +128,7 @@ async fn try_lock_owned() {
 }
 
 #[cfg(any())] // not ported: the facade's OwnedMutexGuard is not Debug
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn debug_format() {
     let s = "debug";
     let m = Arc::new(Mutex::new(s.to_string()));

@@ -13,7 +13,7 @@ use tokio_test::*;
 trait AssertSend: Send + Sync {}
 impl AssertSend for Notify {}
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notify_notified_one() {
     let notify = Notify::new();
     let mut notified = spawn(async { notify.notified().await });
@@ -22,7 +22,7 @@ async fn notify_notified_one() {
     assert_ready!(notified.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notify_multi_notified_one() {
     let notify = Notify::new();
     let mut notified1 = spawn(async { notify.notified().await });
@@ -39,7 +39,7 @@ async fn notify_multi_notified_one() {
 }
 
 #[cfg(any())] // not ported: needs Notify::notify_last (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notify_multi_notified_last() {
     let notify = Notify::new();
     let mut notified1 = spawn(async { notify.notified().await });
@@ -55,7 +55,7 @@ async fn notify_multi_notified_last() {
     assert_ready!(notified2.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notified_one_notify() {
     let notify = Notify::new();
     let mut notified = spawn(async { notify.notified().await });
@@ -67,7 +67,7 @@ async fn notified_one_notify() {
     assert_ready!(notified.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notified_multi_notify() {
     let notify = Notify::new();
     let mut notified1 = spawn(async { notify.notified().await });
@@ -84,7 +84,7 @@ async fn notified_multi_notify() {
     assert_pending!(notified2.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notify_notified_multi() {
     let notify = Notify::new();
 
@@ -102,7 +102,7 @@ async fn notify_notified_multi() {
     assert_ready!(notified2.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notified_drop_notified_notify() {
     let notify = Notify::new();
     let mut notified1 = spawn(async { notify.notified().await });
@@ -119,7 +119,7 @@ async fn notified_drop_notified_notify() {
     assert_ready!(notified2.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notified_multi_notify_drop_one() {
     let notify = Notify::new();
     let mut notified1 = spawn(async { notify.notified().await });
@@ -139,7 +139,7 @@ async fn notified_multi_notify_drop_one() {
     assert_ready!(notified2.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notified_multi_notify_one_drop() {
     let notify = Notify::new();
     let mut notified1 = spawn(async { notify.notified().await });
@@ -162,7 +162,7 @@ async fn notified_multi_notify_one_drop() {
 }
 
 #[cfg(any())] // not ported: needs Notify::notify_last (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notified_multi_notify_last_drop() {
     let notify = Notify::new();
     let mut notified1 = spawn(async { notify.notified().await });
@@ -183,7 +183,7 @@ async fn notified_multi_notify_last_drop() {
     assert_pending!(notified1.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notify_in_drop_after_wake() {
     use futures::task::ArcWake;
     use std::future::Future;
@@ -217,7 +217,7 @@ async fn notify_in_drop_after_wake() {
     notify.notify_waiters();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notify_one_after_dropped_all() {
     let notify = Notify::new();
     let mut notified1 = spawn(async { notify.notified().await });
@@ -234,7 +234,7 @@ async fn notify_one_after_dropped_all() {
     assert_ready!(notified2.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_notify_one_not_enabled() {
     let notify = Notify::new();
     let mut future = spawn(notify.notified());
@@ -244,7 +244,7 @@ async fn test_notify_one_not_enabled() {
 }
 
 #[cfg(any())] // not ported: needs Notified::enable (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_notify_one_after_enable() {
     let notify = Notify::new();
     let mut future = spawn(notify.notified());
@@ -257,7 +257,7 @@ async fn test_notify_one_after_enable() {
 }
 
 #[cfg(any())] // not ported: needs Notified::enable (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_poll_after_enable() {
     let notify = Notify::new();
     let mut future = spawn(notify.notified());
@@ -267,7 +267,7 @@ async fn test_poll_after_enable() {
 }
 
 #[cfg(any())] // not ported: needs Notified::enable (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_enable_after_poll() {
     let notify = Notify::new();
     let mut future = spawn(notify.notified());
@@ -277,7 +277,7 @@ async fn test_enable_after_poll() {
 }
 
 #[cfg(any())] // not ported: needs Notified::enable (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_enable_consumes_permit() {
     let notify = Notify::new();
 
@@ -291,7 +291,7 @@ async fn test_enable_consumes_permit() {
     future2.enter(|_, fut| assert!(!fut.enable()));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_waker_update() {
     use futures::task::noop_waker;
     use std::future::Future;
@@ -309,7 +309,7 @@ async fn test_waker_update() {
     assert!(future.is_woken());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn unpolled_future_completed_by_notify_waiters_preserves_notify_one_permit() {
     use futures::FutureExt;
     let notify = Notify::new();

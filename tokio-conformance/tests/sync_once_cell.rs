@@ -30,7 +30,7 @@ impl From<Arc<AtomicU32>> for Foo {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_cell() {
     let num_drops = Arc::new(AtomicU32::new(0));
     {
@@ -41,7 +41,7 @@ async fn drop_cell() {
     assert!(num_drops.load(Ordering::Acquire) == 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_cell_new_with() {
     let num_drops = Arc::new(AtomicU32::new(0));
     {
@@ -51,7 +51,7 @@ async fn drop_cell_new_with() {
     assert!(num_drops.load(Ordering::Acquire) == 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_into_inner() {
     let num_drops = Arc::new(AtomicU32::new(0));
 
@@ -65,7 +65,7 @@ async fn drop_into_inner() {
     assert!(count == 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_into_inner_new_with() {
     let num_drops = Arc::new(AtomicU32::new(0));
     let fooer = Foo::from(num_drops.clone());
@@ -79,7 +79,7 @@ async fn drop_into_inner_new_with() {
     assert!(count == 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn from() {
     let cell = OnceCell::from(2);
     assert_eq!(*cell.get().unwrap(), 2);
@@ -121,7 +121,7 @@ async fn advance_time_and_set(cell: &'static OnceCell<u32>, v: u32) -> Result<()
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn get_or_init() {
     let rt = runtime::Builder::new_current_thread()
         .enable_time()
@@ -147,7 +147,7 @@ async fn get_or_init() {
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn get_or_init_panic() {
     let rt = runtime::Builder::new_current_thread()
         .enable_time()
@@ -173,7 +173,7 @@ async fn get_or_init_panic() {
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn set_and_get() {
     let rt = runtime::Builder::new_current_thread()
         .enable_time()
@@ -190,7 +190,7 @@ async fn set_and_get() {
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn get_uninit() {
     static ONCE: OnceCell<u32> = OnceCell::const_new();
     let uninit = ONCE.get();
@@ -198,7 +198,7 @@ async fn get_uninit() {
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn set_twice() {
     static ONCE: OnceCell<u32> = OnceCell::const_new();
 
@@ -209,7 +209,7 @@ async fn set_twice() {
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn set_while_initializing() {
     let rt = runtime::Builder::new_current_thread()
         .enable_time()
@@ -235,7 +235,7 @@ async fn set_while_initializing() {
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn get_or_try_init() {
     let rt = runtime::Builder::new_current_thread()
         .enable_time()

@@ -32,7 +32,7 @@ impl<T> SenderExt for oneshot::Sender<T> {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn send_recv() {
     let (tx, rx) = oneshot::channel();
     let mut rx = task::spawn(rx);
@@ -47,7 +47,7 @@ async fn send_recv() {
     assert_eq!(val, 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn async_send_recv() {
     let (tx, rx) = oneshot::channel();
 
@@ -55,7 +55,7 @@ async fn async_send_recv() {
     assert_eq!(1, assert_ok!(rx.await));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn close_tx() {
     let (tx, rx) = oneshot::channel::<i32>();
     let mut rx = task::spawn(rx);
@@ -68,7 +68,7 @@ async fn close_tx() {
     assert_ready_err!(rx.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn close_rx() {
     // First, without checking poll_closed()
     //
@@ -92,7 +92,7 @@ async fn close_rx() {
     assert_err!(tx.into_inner().send(1));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn async_rx_closed() {
     let (mut tx, rx) = oneshot::channel::<()>();
@@ -104,7 +104,7 @@ async fn async_rx_closed() {
     tx.closed().await;
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn explicit_close_poll() {
     // First, with message sent
     let (tx, rx) = oneshot::channel();
@@ -149,7 +149,7 @@ async fn explicit_close_poll() {
     assert_ready_err!(rx.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn explicit_close_try_recv() {
     // First, with message sent
     let (tx, mut rx) = oneshot::channel();
@@ -176,10 +176,9 @@ async fn explicit_close_try_recv() {
     assert_err!(rx.try_recv());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic]
 #[cfg(not(target_family = "wasm"))] // wasm currently doesn't support unwinding
-#[ignore = "facade difference (oneshot.rs): polling a Receiver after it completed returns the error again; tokio panics"]
 async fn close_try_recv_poll() {
     let (_tx, rx) = oneshot::channel::<i32>();
     let mut rx = task::spawn(rx);
@@ -191,7 +190,7 @@ async fn close_try_recv_poll() {
     let _ = rx.poll();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn close_after_recv() {
     let (tx, mut rx) = oneshot::channel::<i32>();
 
@@ -201,7 +200,7 @@ async fn close_after_recv() {
     rx.close();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_recv_after_completion() {
     let (tx, mut rx) = oneshot::channel::<i32>();
 
@@ -212,7 +211,7 @@ async fn try_recv_after_completion() {
     rx.close();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_recv_after_completion_await() {
     let (tx, rx) = oneshot::channel::<i32>();
     let mut rx = task::spawn(rx);
@@ -224,7 +223,7 @@ async fn try_recv_after_completion_await() {
     rx.close();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drops_tasks() {
     let (mut tx, mut rx) = oneshot::channel::<i32>();
     let mut tx_task = task::spawn(());
@@ -240,7 +239,7 @@ async fn drops_tasks() {
     assert_eq!(1, rx_task.waker_ref_count());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_changes_task() {
     let (tx, mut rx) = oneshot::channel();
 
@@ -265,7 +264,7 @@ async fn receiver_changes_task() {
     assert_ready_ok!(task2.enter(|cx, _| Pin::new(&mut rx).poll(cx)));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sender_changes_task() {
     let (mut tx, rx) = oneshot::channel::<i32>();
 
@@ -291,7 +290,7 @@ async fn sender_changes_task() {
 }
 
 #[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_terminated_send() {
     let (tx, mut rx) = oneshot::channel::<i32>();
 
@@ -316,7 +315,7 @@ async fn receiver_is_terminated_send() {
 }
 
 #[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_terminated_try_recv() {
     let (tx, mut rx) = oneshot::channel::<i32>();
 
@@ -340,7 +339,7 @@ async fn receiver_is_terminated_try_recv() {
 }
 
 #[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_terminated_drop() {
     let (tx, mut rx) = oneshot::channel::<i32>();
 
@@ -365,7 +364,7 @@ async fn receiver_is_terminated_drop() {
 }
 
 #[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_terminated_rx_close() {
     let (_tx, mut rx) = oneshot::channel::<i32>();
     assert!(
@@ -389,7 +388,7 @@ async fn receiver_is_terminated_rx_close() {
 }
 
 #[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_empty_send() {
     let (tx, mut rx) = oneshot::channel::<i32>();
 
@@ -405,7 +404,7 @@ async fn receiver_is_empty_send() {
 }
 
 #[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_empty_try_recv() {
     let (tx, mut rx) = oneshot::channel::<i32>();
 
@@ -420,7 +419,7 @@ async fn receiver_is_empty_try_recv() {
 }
 
 #[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_empty_drop() {
     let (tx, mut rx) = oneshot::channel::<i32>();
 
@@ -436,7 +435,7 @@ async fn receiver_is_empty_drop() {
 }
 
 #[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_empty_rx_close() {
     let (_tx, mut rx) = oneshot::channel::<i32>();
     assert!(rx.is_empty());

@@ -7,13 +7,13 @@ use tokio_conformance::tokio_test;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn no_permits() {
     // this should not panic
     Semaphore::new(0);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_acquire() {
     let sem = Semaphore::new(1);
     {
@@ -26,7 +26,7 @@ async fn try_acquire() {
     assert!(p3.is_ok());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn acquire() {
     let sem = Arc::new(Semaphore::new(1));
@@ -39,7 +39,7 @@ async fn acquire() {
     j.await.unwrap();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn add_permits() {
     let sem = Arc::new(Semaphore::new(0));
@@ -51,7 +51,7 @@ async fn add_permits() {
     j.await.unwrap();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn add_permits_open() {
     for size in 0..4 {
         for add in 0..4 {
@@ -63,7 +63,7 @@ async fn add_permits_open() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn add_permits_closed() {
     for size in 0..4 {
         for add in 0..4 {
@@ -76,7 +76,7 @@ async fn add_permits_closed() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn close_drops_wakers_outside_lock() {
     use futures::task::{waker, ArcWake};
     use std::future::Future;
@@ -110,7 +110,7 @@ async fn close_drops_wakers_outside_lock() {
     assert_eq!(sem.available_permits(), 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn close_wakes_waiters_outside_lock() {
     use futures::task::{waker, ArcWake};
     use std::future::Future;
@@ -139,7 +139,7 @@ async fn close_wakes_waiters_outside_lock() {
     assert_eq!(sem.available_permits(), 1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn close_wakes_all_waiters() {
     use futures::task::{waker, ArcWake};
     use std::future::Future;
@@ -178,7 +178,7 @@ async fn close_wakes_all_waiters() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn forget() {
     let sem = Arc::new(Semaphore::new(1));
     {
@@ -191,7 +191,7 @@ async fn forget() {
     assert!(sem.try_acquire().is_err());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn forget_open() {
     for size in 0..4 {
         for sub in 0..4 {
@@ -205,7 +205,7 @@ async fn forget_open() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn forget_closed() {
     for size in 0..4 {
         for sub in 0..4 {
@@ -221,7 +221,7 @@ async fn forget_closed() {
 }
 
 #[cfg(any())] // not ported: needs SemaphorePermit::merge / split / semaphore (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn merge() {
     let sem = Arc::new(Semaphore::new(3));
     {
@@ -236,7 +236,7 @@ async fn merge() {
 }
 
 #[cfg(any())] // not ported: needs SemaphorePermit::merge / split / semaphore (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(not(target_family = "wasm"))] // No stack unwinding on wasm targets
 #[should_panic]
 async fn merge_unrelated_permits() {
@@ -248,7 +248,7 @@ async fn merge_unrelated_permits() {
 }
 
 #[cfg(any())] // not ported: needs SemaphorePermit::merge / split / semaphore (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn split() {
     let sem = Semaphore::new(5);
     let mut p1 = sem.try_acquire_many(3).unwrap();
@@ -275,7 +275,7 @@ async fn split() {
 }
 
 #[cfg(any())] // not ported: needs SemaphorePermit::merge / split / semaphore (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn permit_semaphore() {
     let sem = Semaphore::new(1);
     let permit = sem.try_acquire().unwrap();
@@ -283,7 +283,7 @@ async fn permit_semaphore() {
     assert!(std::ptr::eq(permit.semaphore(), &sem));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn stress_test() {
     let sem = Arc::new(Semaphore::new(5));
@@ -306,7 +306,7 @@ async fn stress_test() {
     assert!(sem.try_acquire().is_err());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn add_max_amount_permits() {
     let s = tokio::sync::Semaphore::new(0);
     s.add_permits(tokio::sync::Semaphore::MAX_PERMITS);
@@ -314,18 +314,16 @@ async fn add_max_amount_permits() {
 }
 
 #[cfg(not(target_family = "wasm"))] // wasm currently doesn't support unwinding
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic]
-#[ignore = "facade difference (semaphore.rs): add_permits beyond MAX_PERMITS does not panic"]
 async fn add_more_than_max_amount_permits1() {
     let s = tokio::sync::Semaphore::new(1);
     s.add_permits(tokio::sync::Semaphore::MAX_PERMITS);
 }
 
 #[cfg(not(target_family = "wasm"))] // wasm currently doesn't support unwinding
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic]
-#[ignore = "facade difference (semaphore.rs): add_permits beyond MAX_PERMITS does not panic"]
 async fn add_more_than_max_amount_permits2() {
     let s = Semaphore::new(Semaphore::MAX_PERMITS - 1);
     s.add_permits(1);
@@ -333,14 +331,14 @@ async fn add_more_than_max_amount_permits2() {
 }
 
 #[cfg(not(target_family = "wasm"))] // wasm currently doesn't support unwinding
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic]
 async fn panic_when_exceeds_maxpermits() {
     let _ = Semaphore::new(Semaphore::MAX_PERMITS + 1);
 }
 
 #[cfg(target_pointer_width = "32")]
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic(expected = "a semaphore may not have more than MAX_PERMITS permits")]
 async fn acquire_many_exceeds_maxpermits() {
     let s = Semaphore::new(0);
@@ -348,14 +346,14 @@ async fn acquire_many_exceeds_maxpermits() {
 }
 
 #[cfg(target_pointer_width = "32")]
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic(expected = "a semaphore may not have more than MAX_PERMITS permits")]
 async fn acquire_many_top_bit_exceeds_maxpermits() {
     let s = Semaphore::new(0);
     let _ = tokio_test::task::spawn(s.acquire_many(1_u32 << 31)).poll();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn no_panic_at_maxpermits() {
     let _ = Semaphore::new(Semaphore::MAX_PERMITS);
     let s = Semaphore::new(Semaphore::MAX_PERMITS - 1);
@@ -363,7 +361,7 @@ async fn no_panic_at_maxpermits() {
 }
 
 #[cfg(any())] // not ported: needs Semaphore::blocking_acquire* (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn blocking_acquire() {
     let sem = Semaphore::new(1);
     let permit = sem.blocking_acquire().unwrap();
@@ -373,7 +371,7 @@ async fn blocking_acquire() {
 }
 
 #[cfg(any())] // not ported: needs Semaphore::blocking_acquire* (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(not(target_family = "wasm"))] // spawns a thread, which wasm doesn't support
 async fn blocking_acquire_waits_for_permit() {
     let sem = Arc::new(Semaphore::new(0));
@@ -390,7 +388,7 @@ async fn blocking_acquire_waits_for_permit() {
 }
 
 #[cfg(any())] // not ported: needs Semaphore::blocking_acquire* (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn blocking_acquire_many() {
     let sem = Semaphore::new(5);
     let permit = sem.blocking_acquire_many(3).unwrap();
@@ -400,7 +398,7 @@ async fn blocking_acquire_many() {
 }
 
 #[cfg(any())] // not ported: needs Semaphore::blocking_acquire* (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn blocking_acquire_owned() {
     let sem = Arc::new(Semaphore::new(1));
     let permit = sem.clone().blocking_acquire_owned().unwrap();
@@ -410,7 +408,7 @@ async fn blocking_acquire_owned() {
 }
 
 #[cfg(any())] // not ported: needs Semaphore::blocking_acquire* (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn blocking_acquire_many_owned() {
     let sem = Arc::new(Semaphore::new(5));
     let permit = sem.clone().blocking_acquire_many_owned(3).unwrap();
@@ -420,7 +418,7 @@ async fn blocking_acquire_many_owned() {
 }
 
 #[cfg(any())] // not ported: needs Semaphore::blocking_acquire* (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn blocking_acquire_closed() {
     let sem = Arc::new(Semaphore::new(1));
     sem.close();
@@ -431,7 +429,7 @@ async fn blocking_acquire_closed() {
 }
 
 #[cfg(any())] // not ported: needs Semaphore::blocking_acquire* (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 #[should_panic = "Cannot block the current thread from within a runtime"]
 async fn blocking_acquire_in_async_context() {
@@ -441,7 +439,7 @@ async fn blocking_acquire_in_async_context() {
 }
 
 #[cfg(any())] // not ported: needs Semaphore::blocking_acquire* (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 #[should_panic = "Cannot block the current thread from within a runtime"]
 async fn blocking_acquire_many_in_async_context() {
@@ -451,7 +449,7 @@ async fn blocking_acquire_many_in_async_context() {
 }
 
 #[cfg(any())] // not ported: needs Semaphore::blocking_acquire* (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 #[should_panic = "Cannot block the current thread from within a runtime"]
 async fn blocking_acquire_owned_in_async_context() {
@@ -461,7 +459,7 @@ async fn blocking_acquire_owned_in_async_context() {
 }
 
 #[cfg(any())] // not ported: needs Semaphore::blocking_acquire* (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 #[should_panic = "Cannot block the current thread from within a runtime"]
 async fn blocking_acquire_many_owned_in_async_context() {
@@ -471,7 +469,7 @@ async fn blocking_acquire_many_owned_in_async_context() {
 }
 
 #[cfg(any())] // not ported: needs SemaphorePermit::merge / split / semaphore (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(target_pointer_width = "64")]
 async fn merge_many_permits() {
     let sem = Arc::new(Semaphore::new(6_000_000_000));

@@ -7,7 +7,7 @@ use tokio_conformance::tokio_test;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_acquire() {
     let sem = Arc::new(Semaphore::new(1));
     {
@@ -20,7 +20,7 @@ async fn try_acquire() {
     assert!(p3.is_ok());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_acquire_many() {
     let sem = Arc::new(Semaphore::new(42));
     {
@@ -36,7 +36,7 @@ async fn try_acquire_many() {
     assert!(sem.try_acquire_owned().is_err());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn acquire() {
     let sem = Arc::new(Semaphore::new(1));
@@ -49,7 +49,7 @@ async fn acquire() {
     j.await.unwrap();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn acquire_many() {
     let semaphore = Arc::new(Semaphore::new(42));
@@ -65,7 +65,7 @@ async fn acquire_many() {
     join_handle.await.unwrap();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn add_permits() {
     let sem = Arc::new(Semaphore::new(0));
@@ -77,7 +77,7 @@ async fn add_permits() {
     j.await.unwrap();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn forget() {
     let sem = Arc::new(Semaphore::new(1));
     {
@@ -91,7 +91,7 @@ async fn forget() {
 }
 
 #[cfg(any())] // not ported: needs OwnedSemaphorePermit::merge / split (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn merge() {
     let sem = Arc::new(Semaphore::new(3));
     {
@@ -106,7 +106,7 @@ async fn merge() {
 }
 
 #[cfg(any())] // not ported: needs OwnedSemaphorePermit::merge / split (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(not(target_family = "wasm"))] // No stack unwinding on wasm targets
 #[should_panic]
 async fn merge_unrelated_permits() {
@@ -118,7 +118,7 @@ async fn merge_unrelated_permits() {
 }
 
 #[cfg(target_pointer_width = "32")]
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic(expected = "a semaphore may not have more than MAX_PERMITS permits")]
 async fn acquire_many_owned_exceeds_maxpermits() {
     let s = Arc::new(Semaphore::new(0));
@@ -127,7 +127,7 @@ async fn acquire_many_owned_exceeds_maxpermits() {
 }
 
 #[cfg(target_pointer_width = "32")]
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic(expected = "a semaphore may not have more than MAX_PERMITS permits")]
 async fn acquire_many_owned_top_bit_exceeds_maxpermits() {
     let s = Arc::new(Semaphore::new(0));
@@ -135,7 +135,7 @@ async fn acquire_many_owned_top_bit_exceeds_maxpermits() {
 }
 
 #[cfg(any())] // not ported: needs OwnedSemaphorePermit::merge / split (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn split() {
     let sem = Arc::new(Semaphore::new(5));
     let mut p1 = sem.clone().try_acquire_many_owned(3).unwrap();
@@ -161,7 +161,7 @@ async fn split() {
     assert_eq!(sem.available_permits(), 5);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn stress_test() {
     let sem = Arc::new(Semaphore::new(5));
@@ -185,7 +185,7 @@ async fn stress_test() {
 }
 
 #[cfg(any())] // not ported: needs OwnedSemaphorePermit::merge / split (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(target_pointer_width = "64")]
 async fn merge_many_permits_owned() {
     let sem = Arc::new(Semaphore::new(6_000_000_000));

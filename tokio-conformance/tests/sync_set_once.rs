@@ -33,7 +33,7 @@ impl Drop for DropCounter {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_cell() {
     let fooer = DropCounter::new();
     let fooer_cl = fooer.clone();
@@ -47,7 +47,7 @@ async fn drop_cell() {
     fooer.assert_num_drops(1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_cell_new_with() {
     let fooer = DropCounter::new();
 
@@ -59,7 +59,7 @@ async fn drop_cell_new_with() {
     fooer.assert_num_drops(1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_into_inner() {
     let fooer = DropCounter::new();
 
@@ -71,7 +71,7 @@ async fn drop_into_inner() {
     fooer.assert_num_drops(1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_into_inner_new_with() {
     let fooer = DropCounter::new();
 
@@ -82,14 +82,14 @@ async fn drop_into_inner_new_with() {
     fooer.assert_num_drops(1);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn from() {
     let cell = SetOnce::from(2);
     assert_eq!(*cell.get().unwrap(), 2);
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn set_and_get() {
     static ONCE: SetOnce<u32> = SetOnce::const_new();
 
@@ -99,7 +99,7 @@ async fn set_and_get() {
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn set_and_wait() {
     static ONCE: SetOnce<u32> = SetOnce::const_new();
 
@@ -110,7 +110,7 @@ async fn set_and_wait() {
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg_attr(target_family = "wasm", ignore)]
 async fn set_and_wait_multiple_threads() {
     static ONCE: SetOnce<u32> = SetOnce::const_new();
@@ -126,7 +126,7 @@ async fn set_and_wait_multiple_threads() {
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg_attr(target_family = "wasm", ignore)]
 async fn set_and_wait_threads() {
     static ONCE: SetOnce<u32> = SetOnce::const_new();
@@ -141,7 +141,7 @@ async fn set_and_wait_threads() {
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn get_uninit() {
     static ONCE: SetOnce<u32> = SetOnce::const_new();
     let uninit = ONCE.get();
@@ -149,7 +149,7 @@ async fn get_uninit() {
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn set_twice() {
     static ONCE: SetOnce<u32> = SetOnce::const_new();
 
@@ -160,7 +160,7 @@ async fn set_twice() {
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn is_none_initializing() {
     static ONCE: SetOnce<u32> = SetOnce::const_new();
 
@@ -172,7 +172,7 @@ async fn is_none_initializing() {
 }
 
 #[cfg(any())] // not ported: needs a const constructor in a static (a braid primitive is an object of its run)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn is_some_initializing() {
     static ONCE: SetOnce<u32> = SetOnce::const_new();
 
@@ -181,7 +181,7 @@ async fn is_some_initializing() {
     assert_eq!(*ONCE.wait().await, 20);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn into_inner_int_empty_setonce() {
     let once = SetOnce::<u32>::new();
 

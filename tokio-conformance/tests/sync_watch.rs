@@ -12,7 +12,7 @@ use tokio_test::{
     assert_pending, assert_ready, assert_ready_eq, assert_ready_err, assert_ready_ok,
 };
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn single_rx_recv() {
     let (tx, mut rx) = watch::channel("one");
 
@@ -47,7 +47,7 @@ async fn single_rx_recv() {
     assert_eq!(*rx.borrow(), "two");
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn rx_version_underflow() {
     let (_tx, mut rx) = watch::channel("one");
 
@@ -56,7 +56,7 @@ async fn rx_version_underflow() {
     rx.mark_changed();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn rx_mark_changed() {
     let (tx, mut rx) = watch::channel("one");
 
@@ -105,7 +105,7 @@ async fn rx_mark_changed() {
     assert_eq!(*rx.borrow(), "two");
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn rx_mark_unchanged() {
     let (tx, mut rx) = watch::channel("one");
 
@@ -138,7 +138,7 @@ async fn rx_mark_unchanged() {
     assert_eq!(*rx.borrow(), "two");
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn multi_rx() {
     let (tx, mut rx1) = watch::channel("one");
     let mut rx2 = rx1.clone();
@@ -205,7 +205,7 @@ async fn multi_rx() {
     assert_eq!(*rx2.borrow(), "four");
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn rx_observes_final_value() {
     // Initial value
 
@@ -250,7 +250,7 @@ async fn rx_observes_final_value() {
     assert_eq!(*rx.borrow(), "three");
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn poll_close() {
     let (tx, rx) = watch::channel("one");
 
@@ -267,7 +267,7 @@ async fn poll_close() {
     assert!(tx.send("two").is_err());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn borrow_and_update() {
     let (tx, mut rx) = watch::channel("one");
 
@@ -291,7 +291,7 @@ async fn borrow_and_update() {
     assert!(rx.has_changed().is_err());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reopened_after_subscribe() {
     let (tx, rx) = watch::channel("one");
     assert!(!tx.is_closed());
@@ -306,7 +306,7 @@ async fn reopened_after_subscribe() {
     assert!(tx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(panic = "unwind")]
 #[cfg(not(target_family = "wasm"))] // wasm currently doesn't support unwinding
 async fn send_modify_panic() {
@@ -336,7 +336,7 @@ async fn send_modify_panic() {
     assert_eq!(*rx.borrow_and_update(), "three");
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn multiple_sender() {
     let (tx1, mut rx) = watch::channel(0);
     let tx2 = tx1.clone();
@@ -355,7 +355,7 @@ async fn multiple_sender() {
     assert_ready_eq!(t.poll(), (1, 2));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_notified_when_last_sender_is_dropped() {
     let (tx1, mut rx) = watch::channel(0);
     let tx2 = tx1.clone();
@@ -370,7 +370,7 @@ async fn receiver_is_notified_when_last_sender_is_dropped() {
     assert!(t.is_woken());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[ignore = "needs tokio's cooperative budget (the loop never yields; the run hits max_steps)"]
 async fn receiver_changed_is_cooperative() {
     let (tx, mut rx) = watch::channel(());
@@ -388,7 +388,7 @@ async fn receiver_changed_is_cooperative() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[ignore = "needs tokio's cooperative budget (the loop never yields; the run hits max_steps)"]
 async fn receiver_changed_is_cooperative_ok() {
     let (tx, mut rx) = watch::channel(());
@@ -405,7 +405,7 @@ async fn receiver_changed_is_cooperative_ok() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[ignore = "needs tokio's cooperative budget (the loop never yields; the run hits max_steps)"]
 async fn receiver_wait_for_is_cooperative() {
     let (tx, mut rx) = watch::channel(0);
@@ -423,7 +423,7 @@ async fn receiver_wait_for_is_cooperative() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[ignore = "needs tokio's cooperative budget (the loop never yields; the run hits max_steps)"]
 async fn receiver_wait_for_is_cooperative_ok() {
     let (tx, mut rx) = watch::channel(0);
@@ -440,7 +440,7 @@ async fn receiver_wait_for_is_cooperative_ok() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[ignore = "needs tokio's cooperative budget (the loop never yields; the run hits max_steps)"]
 async fn sender_closed_is_cooperative() {
     let (tx, rx) = watch::channel(());
@@ -457,7 +457,7 @@ async fn sender_closed_is_cooperative() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn changed_succeeds_on_closed_channel_with_unseen_value() {
     let (tx, mut rx) = watch::channel("A");
     tx.send("B").unwrap();
@@ -469,7 +469,7 @@ async fn changed_succeeds_on_closed_channel_with_unseen_value() {
         .expect("should not return error as long as the current value is not seen");
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn changed_errors_on_closed_channel_with_seen_value() {
     let (tx, mut rx) = watch::channel("A");
     drop(tx);
@@ -479,7 +479,7 @@ async fn changed_errors_on_closed_channel_with_seen_value() {
         .expect_err("should return error if the tx is closed and the current value is seen");
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn has_changed_errors_on_closed_channel_with_unseen_value() {
     let (tx, rx) = watch::channel("A");
     tx.send("B").unwrap();
@@ -490,7 +490,7 @@ async fn has_changed_errors_on_closed_channel_with_unseen_value() {
         .expect_err("`has_changed` returns an error if and only if channel is closed. Even if the current value is not seen.");
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn has_changed_errors_on_closed_channel_with_seen_value() {
     let (tx, rx) = watch::channel("A");
     drop(tx);
@@ -500,7 +500,7 @@ async fn has_changed_errors_on_closed_channel_with_seen_value() {
 }
 
 #[cfg(any())] // not ported: needs watch::Receiver::is_closed (absent from the facade)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_closed_after_all_senders_are_dropped() {
     let (tx, rx) = watch::channel("A");
     let tx2 = tx.clone();
@@ -513,7 +513,7 @@ async fn receiver_is_closed_after_all_senders_are_dropped() {
     assert!(rx.is_closed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn wait_for_errors_on_closed_channel_true_predicate() {
     let (tx, mut rx) = watch::channel("A");
     tx.send("B").unwrap();

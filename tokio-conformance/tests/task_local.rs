@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::sync::oneshot;
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn local() {
     tokio::task_local! {
         static REQ_ID: u32;
@@ -42,7 +42,7 @@ async fn local() {
 
 #[cfg(any())]
 // not ported: needs JoinError::try_into_panic (absent from the facade: a panic ends a braid run as its failure)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn task_local_available_on_abort() {
     tokio::task_local! {
         static KEY: u32;
@@ -93,7 +93,7 @@ async fn task_local_available_on_abort() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn task_local_available_on_completion_drop() {
     tokio::task_local! {
         static KEY: u32;
@@ -123,7 +123,7 @@ async fn task_local_available_on_completion_drop() {
     h.await.unwrap();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn take_value() {
     tokio::task_local! {
         static KEY: u32
@@ -134,7 +134,7 @@ async fn take_value() {
     assert_eq!(pinned.as_mut().take_value(), None);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn poll_after_take_value_should_fail() {
     tokio::task_local! {
         static KEY: u32
@@ -151,7 +151,7 @@ async fn poll_after_take_value_should_fail() {
     fut.await;
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn get_value() {
     tokio::task_local! {
         static KEY: u32

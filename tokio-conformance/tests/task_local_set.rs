@@ -24,7 +24,7 @@ use std::sync::atomic::Ordering;
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::Duration;
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn local_current_thread_scheduler() {
     LocalSet::new()
         .run_until(async {
@@ -34,7 +34,7 @@ async fn local_current_thread_scheduler() {
 }
 
 #[cfg(not(target_os = "wasi"))] // Wasi doesn't support threads
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn local_threadpool() {
     thread_local! {
         static ON_RT_THREAD: Cell<bool> = const { Cell::new(false) };
@@ -55,7 +55,7 @@ async fn local_threadpool() {
 }
 
 #[cfg(not(target_os = "wasi"))] // Wasi doesn't support threads
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn localset_future_threadpool() {
     thread_local! {
         static ON_LOCAL_THREAD: Cell<bool> = const { Cell::new(false) };
@@ -71,7 +71,7 @@ async fn localset_future_threadpool() {
 }
 
 #[cfg(not(target_os = "wasi"))] // Wasi doesn't support threads
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn localset_future_timers() {
     static RAN1: AtomicBool = AtomicBool::new(false);
     static RAN2: AtomicBool = AtomicBool::new(false);
@@ -90,7 +90,7 @@ async fn localset_future_timers() {
     assert!(RAN2.load(Ordering::SeqCst));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn localset_future_drives_all_local_futs() {
     static RAN1: AtomicBool = AtomicBool::new(false);
     static RAN2: AtomicBool = AtomicBool::new(false);
@@ -116,7 +116,7 @@ async fn localset_future_drives_all_local_futs() {
 }
 
 #[cfg(not(target_os = "wasi"))] // Wasi doesn't support threads
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn local_threadpool_timer() {
     // This test ensures that runtime services like the timer are properly
     // set for the local task set.
@@ -139,7 +139,7 @@ async fn local_threadpool_timer() {
         .await;
 }
 #[cfg(any())] // not ported: needs tokio::runtime (a runtime of its own: Builder, block_on, Handle)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn enter_guard_spawn() {
     let local = LocalSet::new();
     let _guard = local.enter();
@@ -185,7 +185,7 @@ mod block_in_place_cases {
         }
     }
 
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     #[should_panic = "can call blocking only when running on the multi-threaded runtime"]
     async fn local_threadpool_blocking_in_place() {
         thread_local! {
@@ -209,7 +209,7 @@ mod block_in_place_cases {
         });
     }
 
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     #[should_panic = "can call blocking only when running on the multi-threaded runtime"]
     async fn block_in_place_in_run_until_mt() {
         let local_set = LocalSet::new();
@@ -220,7 +220,7 @@ mod block_in_place_cases {
             .await;
     }
 
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     #[should_panic = "can call blocking only when running on the multi-threaded runtime"]
     async fn block_in_place_in_spawn_local_mt() {
         let local_set = LocalSet::new();
@@ -231,7 +231,7 @@ mod block_in_place_cases {
         complete(jh).await;
     }
 
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     #[should_panic = "can call blocking only when running on the multi-threaded runtime"]
     async fn block_in_place_in_spawn_local_drop_mt() {
         let local_set = LocalSet::new();
@@ -241,7 +241,7 @@ mod block_in_place_cases {
         complete(jh).await;
     }
 
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     #[should_panic = "can call blocking only when running on the multi-threaded runtime"]
     async fn block_in_place_in_run_until_ct() {
         let local_set = LocalSet::new();
@@ -252,7 +252,7 @@ mod block_in_place_cases {
             .await;
     }
 
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     #[should_panic = "can call blocking only when running on the multi-threaded runtime"]
     async fn block_in_place_in_spawn_local_ct() {
         let local_set = LocalSet::new();
@@ -263,7 +263,7 @@ mod block_in_place_cases {
         complete(jh).await;
     }
 
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     #[should_panic = "can call blocking only when running on the multi-threaded runtime"]
     async fn block_in_place_in_spawn_local_drop_ct() {
         let local_set = LocalSet::new();
@@ -275,7 +275,7 @@ mod block_in_place_cases {
 }
 
 #[cfg(not(target_os = "wasi"))] // Wasi doesn't support threads
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[ignore = "braid difference: spawn_blocking runs its closure as a task on the run's thread (no blocking pool)"]
 async fn local_threadpool_blocking_run() {
     thread_local! {
@@ -305,7 +305,7 @@ async fn local_threadpool_blocking_run() {
 }
 
 #[cfg(not(target_os = "wasi"))] // Wasi doesn't support threads
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn all_spawns_are_local() {
     use futures::future;
     thread_local! {
@@ -332,7 +332,7 @@ async fn all_spawns_are_local() {
 }
 
 #[cfg(not(target_os = "wasi"))] // Wasi doesn't support threads
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn nested_spawn_is_local() {
     thread_local! {
         static ON_RT_THREAD: Cell<bool> = const { Cell::new(false) };
@@ -369,7 +369,7 @@ async fn nested_spawn_is_local() {
 
 #[cfg(any())] // not ported: needs tokio::runtime (a runtime of its own: Builder, block_on, Handle)
 #[cfg(not(target_os = "wasi"))] // Wasi doesn't support threads
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn join_local_future_elsewhere() {
     thread_local! {
         static ON_RT_THREAD: Cell<bool> = const { Cell::new(false) };
@@ -407,7 +407,7 @@ async fn join_local_future_elsewhere() {
 // Tests for <https://github.com/tokio-rs/tokio/issues/4973>
 #[cfg(any())] // not ported: needs tokio::runtime (a runtime of its own: Builder, block_on, Handle)
 #[cfg(not(target_os = "wasi"))] // Wasi doesn't support threads
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn localset_in_thread_local() {
     thread_local! {
         static LOCAL_SET: LocalSet = LocalSet::new();
@@ -427,7 +427,7 @@ async fn localset_in_thread_local() {
 }
 
 #[cfg(any())] // not ported: needs tokio::runtime (a runtime of its own: Builder, block_on, Handle)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_cancels_tasks() {
     use std::rc::Rc;
 
@@ -503,7 +503,7 @@ fn with_timeout(timeout: Duration, f: impl FnOnce() + Send + 'static) {
     ignore = "`unwrap()` in `with_timeout()` panics on Wasi"
 )]
 #[cfg(any())] // not ported: needs tokio::runtime (a runtime of its own: Builder, block_on, Handle)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_cancels_remote_tasks() {
     // This test reproduces issue #1885.
     with_timeout(Duration::from_secs(60), || {
@@ -530,7 +530,7 @@ async fn drop_cancels_remote_tasks() {
     ignore = "FIXME: `task::spawn_local().await.unwrap()` panics on Wasi"
 )]
 #[cfg(any())] // not ported: needs tokio::runtime (a runtime of its own: Builder, block_on, Handle)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn local_tasks_wake_join_all() {
     // This test reproduces issue #2460.
     with_timeout(Duration::from_secs(60), || {
@@ -553,7 +553,7 @@ async fn local_tasks_wake_join_all() {
 
 #[cfg(any())] // not ported: needs tokio::main and a panic caught by a runtime
 #[cfg(not(target_os = "wasi"))] // Wasi doesn't support panic recovery
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn local_tasks_are_polled_after_tick() {
     // This test depends on timing, so we run it up to five times.
     for _ in 0..4 {
@@ -632,7 +632,7 @@ async fn local_tasks_are_polled_after_tick_inner() {
         .await;
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn acquire_mutex_in_drop() {
     use futures::future::pending;
 
@@ -668,7 +668,7 @@ async fn acquire_mutex_in_drop() {
     drop(local);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn spawn_wakes_localset() {
     let local = LocalSet::new();
     futures::select! {
@@ -679,7 +679,7 @@ async fn spawn_wakes_localset() {
 
 /// Checks that the task wakes up with `enter`.
 /// Reproduces <https://github.com/tokio-rs/tokio/issues/5020>.
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sleep_with_local_enter_guard() {
     let local = LocalSet::new();
     let _guard = local.enter();
@@ -699,7 +699,7 @@ async fn sleep_with_local_enter_guard() {
 }
 
 #[cfg(any())] // not ported: needs tokio::runtime (a runtime of its own: Builder, block_on, Handle)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn store_local_set_in_thread_local_with_runtime() {
     use tokio::runtime::Runtime;
 
@@ -746,7 +746,7 @@ mod unstable {
     use tokio::runtime::UnhandledPanic;
     use tokio::task::LocalSet;
 
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     #[should_panic(
         expected = "a spawned task panicked and the LocalSet is configured to shutdown on unhandled panic"
     )]
@@ -769,7 +769,7 @@ mod unstable {
     //
     // "Budget" is a fuzzy metric as the Tokio runtime is able to change values
     // internally. This is why the test uses indirection to test this.
-    #[braid::test(runs = 100, time = 1)]
+    #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
     async fn run_until_does_not_get_own_budget() {
         // Consume some budget
         tokio::task::consume_budget().await;

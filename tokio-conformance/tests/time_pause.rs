@@ -21,12 +21,12 @@ use std::{
     task::{Context, Poll},
 };
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn pause_time_in_main() {
     tokio::time::pause();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn pause_time_in_task() {
     let t = tokio::spawn(async {
         tokio::time::pause();
@@ -36,7 +36,7 @@ async fn pause_time_in_task() {
 }
 
 #[cfg(all(feature = "full", not(target_os = "wasi")))] // Wasi doesn't support threads
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic]
 #[ignore = "tokio's pause() panics on a multi-thread runtime; braid's clock is always virtual and pause() is a no-op"]
 async fn pause_time_in_main_threads() {
@@ -45,7 +45,7 @@ async fn pause_time_in_main_threads() {
 
 #[cfg_attr(panic = "abort", ignore)]
 #[cfg(all(feature = "full", not(target_os = "wasi")))] // Wasi doesn't support threads
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[ignore = "tokio's pause() panics on a multi-thread runtime; braid's clock is always virtual and pause() is a no-op"]
 async fn pause_time_in_spawn_threads() {
     let t = tokio::spawn(async {
@@ -56,7 +56,7 @@ async fn pause_time_in_spawn_threads() {
 }
 
 #[cfg(any())] // not ported: needs tokio::main / a runtime of its own
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn paused_time_is_deterministic() {
     let run_1 = paused_time_stress_run();
     let run_2 = paused_time_stress_run();
@@ -80,7 +80,7 @@ async fn paused_time_stress_run() -> Vec<Duration> {
     times
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn advance_after_poll() {
     time::sleep(ms(1)).await;
 
@@ -97,7 +97,7 @@ async fn advance_after_poll() {
     assert_pending!(sleep.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sleep_no_poll() {
     let start = Instant::now();
 
@@ -158,7 +158,7 @@ impl Future for Tester {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sleep_same_task() {
     let start = Instant::now();
 
@@ -176,7 +176,7 @@ async fn sleep_same_task() {
     .await;
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sleep_same_task_no_poll() {
     let start = Instant::now();
 
@@ -195,7 +195,7 @@ async fn sleep_same_task_no_poll() {
 }
 
 #[cfg(any())] // not ported: needs time::interval_at and Interval::poll_tick (absent from sim::time)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn interval() {
     let start = Instant::now();
 
@@ -232,7 +232,7 @@ async fn interval() {
     assert_pending!(poll_next(&mut i));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_time_advance_sub_ms() {
     let now = Instant::now();
 
@@ -248,7 +248,7 @@ async fn test_time_advance_sub_ms() {
     assert_eq!(now.elapsed(), dur);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_time_advance_3ms_and_change() {
     let now = Instant::now();
 
@@ -264,7 +264,7 @@ async fn test_time_advance_3ms_and_change() {
     assert_eq!(now.elapsed(), dur);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn regression_3710_with_submillis_advance() {
     let start = Instant::now();
 
@@ -282,7 +282,7 @@ async fn regression_3710_with_submillis_advance() {
     assert_pending!(sleep.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn exact_1ms_advance() {
     let now = Instant::now();
 
@@ -298,7 +298,7 @@ async fn exact_1ms_advance() {
     assert_eq!(now.elapsed(), dur);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn advance_once_with_timer() {
     let mut sleep = task::spawn(time::sleep(Duration::from_millis(1)));
     assert_pending!(sleep.poll());
@@ -312,7 +312,7 @@ async fn advance_once_with_timer() {
     assert_ready!(sleep.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn advance_multi_with_timer() {
     // Round to the nearest ms
     // time::sleep(Duration::from_millis(1)).await;
@@ -345,7 +345,7 @@ fn ms(n: u64) -> Duration {
 
 #[cfg(any())] // not ported: needs tokio::net
 #[cfg(all(feature = "full", unix))]
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn paused_time_join_unix_datagram_and_sleep() {
     use tokio::net::UnixDatagram;
 
@@ -366,7 +366,7 @@ async fn paused_time_join_unix_datagram_and_sleep() {
 
 #[cfg(any())] // not ported: needs tokio::net
 #[cfg(all(feature = "full", unix))]
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn paused_time_spawn_unix_datagram_and_sleep() {
     use tokio::net::UnixDatagram;
 

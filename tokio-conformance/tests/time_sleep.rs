@@ -13,8 +13,7 @@ use futures::task::noop_waker_ref;
 use tokio::time::{self, Duration, Instant};
 use tokio_test::{assert_elapsed, assert_pending, assert_ready, task};
 
-#[braid::test(runs = 100, time = 1)]
-#[ignore = "sim::time difference: a sleep_until(now) is already is_elapsed() before it is polled; tokio's is not until the timer fires"]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn immediate_sleep() {
     let now = Instant::now();
 
@@ -29,7 +28,7 @@ async fn immediate_sleep() {
     assert!(sleep.is_elapsed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn is_elapsed() {
     time::pause();
 
@@ -48,7 +47,7 @@ async fn is_elapsed() {
     assert!(sleep.is_elapsed());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn delayed_sleep_level_0() {
     time::pause();
 
@@ -62,7 +61,7 @@ async fn delayed_sleep_level_0() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sub_ms_delayed_sleep() {
     time::pause();
 
@@ -76,7 +75,7 @@ async fn sub_ms_delayed_sleep() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn delayed_sleep_wrapping_level_0() {
     time::pause();
 
@@ -89,7 +88,7 @@ async fn delayed_sleep_wrapping_level_0() {
 }
 
 #[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reset_future_sleep_before_fire() {
     time::pause();
 
@@ -107,7 +106,7 @@ async fn reset_future_sleep_before_fire() {
 }
 
 #[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reset_past_sleep_before_turn() {
     time::pause();
 
@@ -125,7 +124,7 @@ async fn reset_past_sleep_before_turn() {
 }
 
 #[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reset_past_sleep_before_fire() {
     time::pause();
 
@@ -145,7 +144,7 @@ async fn reset_past_sleep_before_fire() {
 }
 
 #[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reset_future_sleep_after_fire() {
     time::pause();
 
@@ -161,7 +160,7 @@ async fn reset_future_sleep_after_fire() {
 }
 
 #[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reset_sleep_to_past() {
     time::pause();
 
@@ -183,7 +182,7 @@ async fn reset_sleep_to_past() {
 }
 
 #[cfg(not(target_os = "wasi"))] // Wasi doesn't support panic recovery
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[should_panic]
 #[ignore = "the test body always runs inside a braid run, so there is no 'outside of a runtime' to panic in"]
 async fn creating_sleep_outside_of_context() {
@@ -194,7 +193,7 @@ async fn creating_sleep_outside_of_context() {
     let _fut = time::sleep_until(now + ms(500));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn greater_than_max() {
     const YR_5: u64 = 5 * 365 * 24 * 60 * 60 * 1000;
 
@@ -202,14 +201,14 @@ async fn greater_than_max() {
     time::sleep_until(Instant::now() + ms(YR_5)).await;
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn short_sleeps() {
     for _ in 0..1000 {
         tokio::time::sleep(std::time::Duration::from_millis(0)).await;
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn multi_long_sleeps() {
     tokio::time::pause();
 
@@ -232,7 +231,7 @@ async fn multi_long_sleeps() {
     assert!(tokio::time::Instant::now() >= deadline);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn long_sleeps() {
     tokio::time::pause();
 
@@ -249,7 +248,7 @@ async fn long_sleeps() {
 }
 
 #[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reset_after_firing() {
     let timer = tokio::time::sleep(std::time::Duration::from_millis(1));
     tokio::pin!(timer);
@@ -274,13 +273,13 @@ async fn reset_after_firing() {
         .poll(&mut Context::from_waker(noop_waker_ref())));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn exactly_max() {
     time::pause();
     time::sleep(Duration::MAX).await;
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn issue_5183() {
     time::pause();
 
@@ -294,13 +293,13 @@ async fn issue_5183() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn no_out_of_bounds_close_to_max() {
     time::pause();
     time::sleep(Duration::MAX - Duration::from_millis(1)).await;
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn long_wait_sleep_does_not_break_other_timers() {
     tokio::spawn(time::sleep(ms(10 << 36)));
 
@@ -311,7 +310,7 @@ async fn long_wait_sleep_does_not_break_other_timers() {
     assert_elapsed!(start, ms(10));
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn long_wait_sleep_does_not_corrupt_wheel() {
     use futures::poll;
 
@@ -338,7 +337,7 @@ fn ms(n: u64) -> Duration {
 }
 
 #[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_after_reschedule_at_new_scheduled_time() {
     use futures::poll;
 
@@ -360,7 +359,7 @@ async fn drop_after_reschedule_at_new_scheduled_time() {
     drop(b);
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_from_wake() {
     use std::future::Future;
     use std::pin::Pin;
@@ -414,7 +413,7 @@ async fn drop_from_wake() {
     }
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_from_waker_drop() {
     use std::pin::Pin;
     use std::sync::Arc;

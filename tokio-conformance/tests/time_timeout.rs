@@ -12,7 +12,7 @@ use tokio_test::*;
 use futures::future::pending;
 use std::time::Duration;
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn simultaneous_deadline_future_completion() {
     // Create a future that is immediately ready
     let mut fut = task::spawn(timeout_at(Instant::now(), async {}));
@@ -23,7 +23,7 @@ async fn simultaneous_deadline_future_completion() {
 
 #[cfg(any())] // not ported: needs Instant - Duration (absent from sim::time::Instant)
 #[cfg_attr(target_os = "wasi", ignore = "FIXME: `fut.poll()` panics on Wasi")]
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn completed_future_past_deadline() {
     // Wrap it with a deadline
     let mut fut = task::spawn(timeout_at(Instant::now() - ms(1000), async {}));
@@ -32,7 +32,7 @@ async fn completed_future_past_deadline() {
     assert_ready_ok!(fut.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn future_and_deadline_in_future() {
     time::pause();
 
@@ -56,7 +56,7 @@ async fn future_and_deadline_in_future() {
     assert_ready_ok!(fut.poll()).unwrap();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn future_and_timeout_in_future() {
     time::pause();
 
@@ -80,7 +80,7 @@ async fn future_and_timeout_in_future() {
     assert_ready_ok!(fut.poll()).unwrap();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn very_large_timeout() {
     time::pause();
 
@@ -107,7 +107,7 @@ async fn very_large_timeout() {
     assert_ready_ok!(fut.poll()).unwrap();
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn deadline_now_elapses() {
     use futures::future::pending;
 
@@ -123,7 +123,7 @@ async fn deadline_now_elapses() {
     assert_ready_err!(fut.poll());
 }
 
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn deadline_future_elapses() {
     time::pause();
 
@@ -143,7 +143,7 @@ fn ms(n: u64) -> Duration {
 }
 
 #[cfg(any())] // not ported: needs tokio::io
-#[braid::test(runs = 100, time = 1)]
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn timeout_is_not_exhausted_by_future() {
     let fut = timeout(ms(1), async {
         let mut buffer = [0u8; 1];

@@ -127,6 +127,8 @@ pub(crate) struct Execution {
     pub clock_jumps_left: usize,
     /// The task whose steps are clock jumps, once a timer exists (see `time::start_clock`).
     pub clock_task: Option<TaskId>,
+    /// The run paused its clock (`sim::time::pause`): no jumps while tasks can run.
+    pub clock_paused: bool,
     victims: Vec<TaskId>,
     /// The running task returned `Pending` to let the runtime drop a crash's victims, keeping
     /// the baton.
@@ -188,6 +190,7 @@ impl Execution {
             crashes_left: 0,
             clock_jumps_left: 0,
             clock_task: None,
+            clock_paused: false,
             victims: Vec::new(),
             reschedule: false,
         }
@@ -800,7 +803,11 @@ impl Execution {
         if self.crashes_left > 0 && !enabled.is_empty() {
             self.enable_crashes(&mut enabled);
         }
-        if self.clock_jumps_left > 0 && !enabled.is_empty() && !self.timers.is_empty() {
+        if self.clock_jumps_left > 0
+            && !self.clock_paused
+            && !enabled.is_empty()
+            && !self.timers.is_empty()
+        {
             self.enable_clock_jump(&mut enabled);
         }
         if enabled.is_empty() {

@@ -133,7 +133,11 @@ pub(crate) fn live_tasks() -> usize {
 /// A scheduling point: the running task asks to park on `op`. Ready, with the value drawn
 /// (when `op` is a `choose`), once the strategy has granted it that operation.
 pub(crate) fn point(op: Op) -> Point {
-    Point { op, token: None }
+    Point {
+        op,
+        token: None,
+        yielded: false,
+    }
 }
 
 /// A scheduling point. In a stackful task it parks synchronously (`sync_point`): whether
@@ -153,6 +157,8 @@ pub(crate) struct Point {
     op: Op,
     /// The request this point made, while it waits.
     token: Option<u64>,
+    /// A yield that went with another yield's park in the same poll: ready when polled again.
+    yielded: bool,
 }
 
 impl Future for Point {
@@ -161,12 +167,19 @@ impl Future for Point {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
         let op = self.op;
         let token = self.token;
-        if token.is_none() && coroutine::in_stackful() {
-            let choice = sync_point(op);
-            if matches!(op, Op::YieldNow | Op::Yield(_)) {
-                unwind_if_cancelled();
+        // A yield returns `Pending` once, as tokio's `yield_now` does (code may count on it: a
+        // `select!` whose branch yields is not ready at its first poll): it parks lazily.
+        if coroutine::in_stackful() {
+            if op == Op::YieldNow {
+                return self.yield_once(cx);
             }
-            return Poll::Ready(choice);
+            if token.is_none() {
+                let choice = sync_point(op);
+                if matches!(op, Op::Yield(_)) {
+                    unwind_if_cancelled();
+                }
+                return Poll::Ready(choice);
+            }
         }
         let polled = with_exec(|ex| {
             let me = ex
@@ -231,6 +244,36 @@ fn is_own_waker(waker: &Waker) -> bool {
             .as_ref()
             .is_some_and(|flag| std::ptr::eq(Arc::as_ptr(flag).cast::<()>(), waker.data()))
     })
+}
+
+impl Point {
+    /// A yield in a stackful task, as tokio's `yield_now`: `Pending` at its first poll, ready
+    /// at its next. Its first poll asks to park (unless another yield of the same poll already
+    /// did: they go together, as tokio's yields in one poll all complete at the next); if the
+    /// task goes on without returning `Pending` (a `select!` took another branch), the request
+    /// is withdrawn when the yield completes, as tokio's task would not have yielded either.
+    fn yield_once(&mut self, cx: &mut Context<'_>) -> Poll<usize> {
+        if self.yielded {
+            if let Some(token) = self.token.take() {
+                with_exec(|ex| {
+                    let me = ex.current.expect("a running task");
+                    let task = &mut ex.tasks[me.0];
+                    if task.parked_token == Some(token) {
+                        task.parked_token = None;
+                    } else {
+                        ex.withdraw(token);
+                    }
+                });
+            }
+            return Poll::Ready(0);
+        }
+        self.yielded = true;
+        self.token = with_exec(|ex| ex.request(self.op));
+        if !is_own_waker(cx.waker()) {
+            cx.waker().wake_by_ref();
+        }
+        Poll::Pending
+    }
 }
 
 /// Parks the running task at its point, for a model whose polls reach one point each

@@ -40,9 +40,11 @@ impl<T> Hash for Core<T> {
 }
 
 impl<T> Core<T> {
-    /// Whether nothing more can ever arrive.
-    fn disconnected(&self) -> bool {
-        self.queue.is_empty() && (self.senders == 0 || self.rx_closed) && self.reserved == 0
+    /// Whether nothing more can ever arrive: nobody can send, and no slot is in use (`idle`:
+    /// a bounded channel's slots all free, as tokio's semaphore is idle; a slot handed to a
+    /// waiting `reserve()` that has not run yet is in use).
+    fn disconnected(&self, idle: bool) -> bool {
+        self.queue.is_empty() && (self.senders == 0 || self.rx_closed) && self.reserved == 0 && idle
     }
 }
 
@@ -96,15 +98,23 @@ impl<T> Chan<T> {
         Ok(())
     }
 
+    /// Whether every slot is free (always, unbounded).
+    fn idle(&self) -> bool {
+        self.slots
+            .as_ref()
+            .is_none_or(|s| s.free_now() == self.capacity)
+    }
+
     /// A slot reserved (`reserved` counts it) or given up.
     pub(super) fn reserve_slot(&self, delta: isize) {
+        let idle = self.idle();
         let waker = self.state.with_mut(|c| {
             c.reserved = c
                 .reserved
                 .checked_add_signed(delta)
                 .expect("reserved slots");
             // The last reservation given up may leave a closed channel drained.
-            match c.disconnected() {
+            match c.disconnected(idle) {
                 true => c.rx_waker.take(),
                 false => None,
             }
@@ -124,14 +134,23 @@ impl<T> Chan<T> {
     /// The receiver's attempt: a message, the end, or its waker stored.
     pub(super) fn poll_recv(&self, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let mut stale = None;
+        let idle = self.idle();
+        let mut closed = false;
         let got = self.state.with_mut(|c| match c.queue.pop_front() {
             Some(v) => Poll::Ready(Some(v)),
-            None if c.disconnected() => Poll::Ready(None),
+            None if c.disconnected(idle) => Poll::Ready(None),
             None => {
+                closed = c.senders == 0 || c.rx_closed;
                 stale = c.rx_waker.replace(cx.waker().clone());
                 Poll::Pending
             }
         });
+        if closed {
+            if let Some(slots) = &self.slots {
+                // Closed, its slots still in use: one coming back may leave it drained.
+                slots.notify_release(cx.waker());
+            }
+        }
         // Outside the state's borrow: a waker's drop may reach this channel again.
         drop(stale);
         if matches!(got, Poll::Ready(Some(_))) {
@@ -142,9 +161,10 @@ impl<T> Chan<T> {
 
     /// `try_recv` after its scheduling point.
     pub(super) fn try_recv(&self) -> Result<T, TryRecvError> {
+        let idle = self.idle();
         let got = self.state.with_mut(|c| match c.queue.pop_front() {
             Some(v) => Ok(v),
-            None if c.disconnected() => Err(TryRecvError::Disconnected),
+            None if c.disconnected(idle) => Err(TryRecvError::Disconnected),
             None => Err(TryRecvError::Empty),
         });
         if got.is_ok() {
@@ -180,6 +200,9 @@ impl<T> Chan<T> {
         });
         // The receiver's waker goes with it (it would keep its task alive).
         drop((queued, waker));
+        if let Some(slots) = &self.slots {
+            slots.forget_release_waker();
+        }
     }
 
     /// Whether the receiver closed the channel or is gone.
