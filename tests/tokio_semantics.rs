@@ -75,7 +75,7 @@ fn the_tasks_left_when_the_body_returns_are_dropped() {
 }
 
 /// A waker holding a sender of the channel it waits on: its drop reaches the channel's state.
-struct HoldsSender(StdMutex<Option<mpsc::UnboundedSender<u32>>>);
+struct HoldsSender(#[allow(dead_code)] StdMutex<Option<mpsc::UnboundedSender<u32>>>);
 
 impl Wake for HoldsSender {
     fn wake(self: Arc<Self>) {}
