@@ -196,13 +196,20 @@ impl Check {
     /// regression files, then the exploration. Never panics on a failing schedule: the report
     /// says what happened.
     pub fn run(self) -> Report {
+        self.run_reported(false)
+    }
+
+    /// Runs the check; a verdict (`assert_holds`, what a braid test ends with) also writes its
+    /// outcome into `BRAID_REPORT` for `braid test`'s table. A report a test inspects itself
+    /// (`run`) is not the test's verdict, and is not written.
+    fn run_reported(self, verdict: bool) -> Report {
         let settings = self.settings.clone().with_env();
         let info = self
             .test
             .clone()
             .unwrap_or_else(|| TestInfo::unnamed("check"));
         let report = self.run_with(&settings, &info);
-        if let Some(dir) = &settings.report_dir {
+        if let (Some(dir), true) = (&settings.report_dir, verdict) {
             crate::outcome_file::write(dir, &info, &report);
         }
         report
@@ -239,14 +246,22 @@ impl Check {
     /// Runs the check and panics unless it holds, with a message that names the test, the
     /// violation, the seed, run, preemptions and replay file, and the command that reruns it.
     pub fn assert_holds(self) {
-        let report = self.run();
+        let name = self
+            .test
+            .as_ref()
+            .map_or_else(|| "check".to_string(), |t| t.path.clone());
+        let report = self.run_reported(true);
         for r in &report.regressions {
             if let regressions::Status::Drifted(why) = &r.status {
                 eprintln!("braid: regression file {} drifted: {why}", r.file.display());
             }
         }
         match report.outcome {
-            Outcome::Holds { .. } => {}
+            // One line per passing check, under `--nocapture` and in `braid test`'s table.
+            Outcome::Holds { runs, coverage, .. } => {
+                let s = if runs == 1 { "" } else { "s" };
+                eprintln!("braid: {name} holds ({runs} run{s}: {coverage})");
+            }
             Outcome::Failed(failure) => {
                 eprintln!("{}", failure.trace);
                 panic!("{failure}");
@@ -296,11 +311,40 @@ fn explore(model: &TestModel, info: &TestInfo, settings: &Settings) -> Outcome {
     if summary.proves_nothing() || (proof_requested && !summary.finished()) {
         return Outcome::Inconclusive(summary.unfinished());
     }
+    let mut coverage = summary.coverage();
+    if saw_nothing_of_yours(model, settings) {
+        coverage += "; braid saw no operation of yours: code on real tokio or std::sync is not \
+                     explored (see the README, \"Check your tokio crate\")";
+    }
     Outcome::Holds {
         runs: summary.runs,
         exhaustive: summary.exhaustive,
-        coverage: summary.coverage(),
+        coverage,
     }
+}
+
+/// Whether a run of the test (one, traced, on a random schedule) reaches no scheduling point
+/// but the test's own tasks starting and being joined: then its code ran on something braid
+/// does not see (real tokio, std's locks and atomics), and "holds" says nothing about it.
+fn saw_nothing_of_yours(model: &TestModel, settings: &Settings) -> bool {
+    let config = sim::RunConfig {
+        max_steps: settings.max_steps,
+        trace: true,
+        record_accesses: false,
+    };
+    let strategy = StrategyKind::Random.build(settings.seed, settings.max_steps);
+    let (run, _) = sim::run_once(model, strategy, 0, &config);
+    let Some(trace) = &run.trace else {
+        return false;
+    };
+    trace.lines.iter().all(|line| match line {
+        sim::trace::TraceLine::Step { op, object, .. } => {
+            let joined = object.as_deref().is_some_and(|o| o.starts_with("join#"));
+            let harness = ["start", "wake-up", "clock jump"].contains(&op.as_str());
+            harness || op.starts_with("join ") || joined
+        }
+        _ => true,
+    })
 }
 
 /// What a check found.

@@ -42,7 +42,8 @@ impl TestInfo {
             .map_or(self.path.as_str(), |(_, rest)| rest)
     }
 
-    /// The command that reruns this test alone with `file`'s schedule.
+    /// The command that reruns this test alone with `file`'s schedule: `braid test` with the
+    /// test's package, target and exact name, and the same as a plain `cargo test` with the cfg.
     pub(crate) fn rerun(&self, file: &Path) -> String {
         if self.package.is_empty() {
             // A `braid::check` outside `#[braid::test]`: no cargo command names it.
@@ -52,17 +53,27 @@ impl TestInfo {
                 self.path
             );
         }
-        let target = if self.crate_name == self.package.replace('-', "_") {
-            String::new()
-        } else {
-            format!(" --test {}", self.crate_name)
-        };
+        let args = self.cargo_test_args();
         format!(
-            "BRAID_REPLAY={} cargo test -p {}{target} {}",
-            file.display(),
-            self.package,
-            self.filter()
+            "BRAID_REPLAY={file} braid test -- {args}\n     or: BRAID_REPLAY={file} RUSTFLAGS=\"--cfg madsim\" cargo test {args}",
+            file = file.display(),
         )
+    }
+
+    /// `cargo test`'s arguments that run this test alone: its package, its target (an
+    /// integration test, the library or the binary) and its exact name.
+    pub(crate) fn cargo_test_args(&self) -> String {
+        let file = self.file.replace('\\', "/");
+        let target = if file.starts_with("examples/") || file.contains("/examples/") {
+            format!(" --example {}", self.crate_name)
+        } else if self.crate_name != self.package.replace('-', "_") {
+            format!(" --test {}", self.crate_name)
+        } else if file.ends_with("src/main.rs") {
+            format!(" --bin {}", self.package)
+        } else {
+            " --lib".to_string()
+        };
+        format!("-p {}{target} -- --exact {}", self.package, self.filter())
     }
 
     /// Where failures' replay files go: the settings', else `target/braid/`.
@@ -295,4 +306,49 @@ pub(crate) fn abridged(trace: &str) -> String {
         lines.len() - 2 * KEEP,
         tail.join("\n")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(path: &str, file: &'static str, crate_name: &'static str) -> TestInfo {
+        TestInfo {
+            path: path.to_string(),
+            file,
+            package: "tokio-user",
+            crate_name,
+            manifest_dir: "",
+        }
+    }
+
+    #[test]
+    fn the_rerun_command_names_one_test_its_target_and_the_cfg() {
+        let file = Path::new("target/braid/braid/pool.race.json");
+        let rerun = info("pool::race", "tests/pool.rs", "pool").rerun(file);
+        assert_eq!(
+            rerun,
+            "BRAID_REPLAY=target/braid/braid/pool.race.json braid test -- -p tokio-user --test pool -- --exact race\n     \
+             or: BRAID_REPLAY=target/braid/braid/pool.race.json RUSTFLAGS=\"--cfg madsim\" cargo test -p tokio-user --test pool -- --exact race"
+        );
+        let unit = info("tokio_user::pool::tests::race", "src/pool.rs", "tokio_user");
+        assert_eq!(
+            unit.cargo_test_args(),
+            "-p tokio-user --lib -- --exact pool::tests::race"
+        );
+        let bin = info("tokio_user::tests::race", "src/main.rs", "tokio_user");
+        assert_eq!(
+            bin.cargo_test_args(),
+            "-p tokio-user --bin tokio-user -- --exact tests::race"
+        );
+        let example = info(
+            "lost_update::lost_update",
+            "examples/lost_update.rs",
+            "lost_update",
+        );
+        assert_eq!(
+            example.cargo_test_args(),
+            "-p tokio-user --example lost_update -- --exact lost_update"
+        );
+    }
 }

@@ -43,8 +43,9 @@
 //! or a broken [`always`]/[`eventually`] property is a failure. [`check`] is the same as a
 //! function, for checks that configure themselves.
 //!
-//! This package is also the `braid` command line, which explores the models of the races in
-//! `scenarios/` (see the README).
+//! Code written for tokio needs no change: name `braid-tokio` as `tokio` in `Cargo.toml` (it is
+//! real tokio in an ordinary build and [`tokio`] under `--cfg madsim`, where `#[tokio::test]`
+//! is a braid exploration), and run `braid test` (the command line, package `braid-cli`).
 
 #![deny(missing_docs)]
 
@@ -93,8 +94,11 @@ pub use sim as engine;
 ///
 /// Environment overrides: `BRAID_SEED`, `BRAID_RUNS`, `BRAID_TIME` (seconds), `BRAID_OUT`, and
 /// `BRAID_REPLAY=<file>`: follow that replay file's schedule (the test it names) instead of
-/// exploring. A failure prints the trace and the exact command, e.g.
-/// `BRAID_REPLAY=target/braid/my_test.json cargo test -p my_crate --test my_test my_test`.
+/// exploring. A failure prints the trace and the exact command that reruns that one test, e.g.
+/// `BRAID_REPLAY=target/braid/braid/my_test.json braid test -- -p my_crate --test my_test --
+/// --exact my_test` (and the same as `RUSTFLAGS="--cfg madsim" cargo test ...`). A pass prints
+/// one line, `braid: <test> holds (<runs> runs: <how far the proof got>)`, seen with
+/// `--nocapture` and in `braid test`'s table.
 pub use braid_macros::test;
 
 #[doc(hidden)]
@@ -104,5 +108,48 @@ pub mod __private {
     /// What `#[braid::test]` expands to.
     pub fn run_test(info: TestInfo, check: crate::Check) {
         check.test_info(info).assert_holds();
+    }
+
+    /// What a test body may return, as `#[tokio::test]` allows: `()`, or a `Result` whose
+    /// `Err` fails the run (as a panic naming the error).
+    pub trait TestOutput {
+        /// Panics on an error.
+        fn check(self);
+    }
+
+    impl TestOutput for () {
+        fn check(self) {}
+    }
+
+    impl<E: std::fmt::Debug> TestOutput for Result<(), E> {
+        fn check(self) {
+            if let Err(e) = self {
+                panic!("the test returned Err({e:?})");
+            }
+        }
+    }
+
+    /// What `#[tokio::main]` expands to under `--cfg madsim` (through `braid-tokio`): the body
+    /// runs once, as the main task of one braid run (a random schedule, seed `BRAID_SEED` or 1),
+    /// so that the program builds and runs under the facade; a failure panics with braid's
+    /// report. A binary is not explored: its races are checked by tests.
+    pub fn run_main<F, Fut>(info: TestInfo, body: F)
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ()> + 'static,
+    {
+        let report = crate::check(body)
+            .strategy(crate::Strategy::Random)
+            .runs(1)
+            .test_info(info)
+            .run();
+        match report.outcome {
+            crate::Outcome::Failed(failure) => {
+                eprintln!("{}", failure.trace);
+                panic!("{failure}");
+            }
+            crate::Outcome::Drifted(why) => panic!("braid: {why}"),
+            crate::Outcome::Holds { .. } | crate::Outcome::Inconclusive(_) => {}
+        }
     }
 }

@@ -30,6 +30,9 @@ pub(crate) struct OutcomeFile<'a> {
     pub source: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// A failure's rerun command (its first form, `braid test`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<&'a str>,
 }
 
 /// Writes `<dir>/<test path>.json`; a failure to write is said, not fatal (the test's own
@@ -45,6 +48,7 @@ pub(crate) fn write(dir: &Path, info: &TestInfo, report: &Report) {
         message: None,
         source: None,
         file: None,
+        rerun: None,
     };
     match &report.outcome {
         Outcome::Holds { runs, coverage, .. } => {
@@ -61,6 +65,7 @@ pub(crate) fn write(dir: &Path, info: &TestInfo, report: &Report) {
                 Source::Replay => "replay",
             });
             out.file = f.file.as_ref().map(|p| p.display().to_string());
+            out.rerun = f.rerun.lines().next();
         }
         Outcome::Inconclusive(why) => {
             out.outcome = "inconclusive";

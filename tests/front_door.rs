@@ -348,3 +348,40 @@ fn a_coarse_grain_holds_only_until_access_grain_runs_find_the_race() {
         failure.message
     );
 }
+
+/// A test whose code braid cannot see (std's lock, here; real tokio alike) holds, and says
+/// that braid saw nothing of it; one on braid's primitives does not say so.
+#[test]
+fn a_pass_that_saw_no_operation_of_yours_says_so() {
+    let coverage = |report: braid::Report| match report.outcome {
+        Outcome::Holds { coverage, .. } => coverage,
+        other => panic!("{other:?}"),
+    };
+    let unseen = braid::check(|| async {
+        let n = Arc::new(std::sync::Mutex::new(0));
+        let m = n.clone();
+        let t = braid::tokio::spawn(async move { *m.lock().unwrap() += 1 });
+        *n.lock().unwrap() += 1;
+        t.await.unwrap();
+        assert_eq!(*n.lock().unwrap(), 2);
+    })
+    .run();
+    let said = coverage(unseen);
+    assert!(said.starts_with("every schedule"), "{said}");
+    assert!(
+        said.contains(
+            "braid saw no operation of yours: code on real tokio or std::sync is not explored"
+        ),
+        "{said}"
+    );
+    let seen = braid::check(|| async {
+        let n = Arc::new(braid::std::sync::Mutex::new(0));
+        let m = n.clone();
+        let t = braid::tokio::spawn(async move { *m.lock().unwrap() += 1 });
+        *n.lock().unwrap() += 1;
+        t.await.unwrap();
+    })
+    .run();
+    let said = coverage(seen);
+    assert!(!said.contains("saw no operation"), "{said}");
+}

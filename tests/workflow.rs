@@ -55,3 +55,39 @@ fn the_toolchain_is_pinned_to_the_compiler_in_use() {
         "{version}"
     );
 }
+
+/// Depending on braid or braid-tokio compiles none of the command line's crates (issue 28).
+#[test]
+fn the_library_and_the_drop_in_depend_on_none_of_the_command_lines_crates() {
+    let cli_only = [
+        "clap",
+        "clap_complete",
+        "indicatif",
+        "quick-junit",
+        "ctrlc",
+        "anyhow",
+        "models",
+    ];
+    for package in ["braid", "braid-tokio"] {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let tree = std::process::Command::new(cargo)
+            .args([
+                "tree", "-e", "normal", "--target", "all", "--prefix", "none",
+            ])
+            .args(["-p", package])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(
+            tree.status.success(),
+            "{}",
+            String::from_utf8_lossy(&tree.stderr)
+        );
+        let tree = String::from_utf8_lossy(&tree.stdout);
+        for line in tree.lines() {
+            let name = line.split_whitespace().next().unwrap_or("");
+            assert!(!cli_only.contains(&name), "{package} depends on {line}");
+        }
+        assert!(tree.lines().count() > 3, "{tree}");
+    }
+}

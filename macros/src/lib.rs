@@ -1,5 +1,9 @@
 //! `#[braid::test]`: an `async fn` test whose body braid runs as the root task of a simulation,
 //! over many schedules. Use it through `braid::test`; the settings are documented there.
+//!
+//! `tokio_test` and `tokio_main` are `#[tokio::test]` and `#[tokio::main]` under `--cfg madsim`,
+//! re-exported by `braid-tokio` as `test` and `main`: the same expansion, reached through the
+//! user's `tokio` dependency (`::tokio::__braid`), tokio's own arguments accepted.
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
@@ -11,7 +15,29 @@ use syn::{parse_macro_input, Error, ItemFn, LitFloat, LitInt, LitStr, ReturnType
 /// See `braid::test`.
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
-    let mut settings = Settings::default();
+    attribute(Settings::new(Flavour::Braid), args, item)
+}
+
+/// `#[tokio::test]` under `--cfg madsim` (re-exported by `braid-tokio` as `test`): a braid
+/// exploration of the test, as `#[braid::test]`. tokio's `flavor`, `worker_threads` and
+/// `start_paused` are accepted and ignored (a braid run is one thread in virtual time, and
+/// explores the interleavings a multi-threaded runtime can produce); `crate = "name"` names
+/// the dependency when it is not called `tokio`; `#[braid::test]`'s settings are accepted too.
+/// The test may return `Result<(), E>`: an `Err` fails the run.
+#[proc_macro_attribute]
+pub fn tokio_test(args: TokenStream, item: TokenStream) -> TokenStream {
+    attribute(Settings::new(Flavour::TokioTest), args, item)
+}
+
+/// `#[tokio::main]` under `--cfg madsim` (re-exported by `braid-tokio` as `main`): the body
+/// runs once as the main task of one braid run (see `braid::__private::run_main`), so that a
+/// binary builds, and runs, under the facade. tokio's arguments are accepted and ignored.
+#[proc_macro_attribute]
+pub fn tokio_main(args: TokenStream, item: TokenStream) -> TokenStream {
+    attribute(Settings::new(Flavour::TokioMain), args, item)
+}
+
+fn attribute(mut settings: Settings, args: TokenStream, item: TokenStream) -> TokenStream {
     let parser = syn::meta::parser(|meta| settings.parse(meta));
     if let Err(e) = parser.parse(args) {
         return e.to_compile_error().into();
@@ -23,16 +49,54 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
+/// Which attribute is expanding.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+enum Flavour {
+    #[default]
+    Braid,
+    TokioTest,
+    TokioMain,
+}
+
+impl Flavour {
+    fn name(self) -> &'static str {
+        match self {
+            Flavour::Braid => "#[braid::test]",
+            Flavour::TokioTest => "#[tokio::test]",
+            Flavour::TokioMain => "#[tokio::main]",
+        }
+    }
+}
+
 /// The attribute's settings, each turned into a call on the `braid::Check` builder.
 #[derive(Default)]
 struct Settings {
+    flavour: Flavour,
     calls: Vec<Tokens>,
     strategy: Option<(String, Span)>,
     depth: Option<LitInt>,
     preemption_bound: Option<LitInt>,
+    /// The path to braid from the test's crate: `::braid`, or `::tokio::__braid` through
+    /// `braid-tokio` (`crate = "..."` renames `tokio`).
+    root: Option<Tokens>,
 }
 
 impl Settings {
+    fn new(flavour: Flavour) -> Settings {
+        Settings {
+            flavour,
+            ..Settings::default()
+        }
+    }
+
+    fn root(&self) -> Tokens {
+        match (&self.root, self.flavour) {
+            (Some(root), _) => root.clone(),
+            (None, Flavour::Braid) => quote!(::braid),
+            (None, _) => quote!(::tokio::__braid),
+        }
+    }
+
     fn parse(&mut self, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
         let key = meta
             .path
@@ -79,6 +143,23 @@ impl Settings {
                 // Relative paths are the test crate's (its manifest directory), as cargo runs tests.
                 self.calls.push(quote!(.#name(::std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(#value))));
             }
+            // tokio's own arguments: accepted, and meaningless under braid (one thread, virtual
+            // time, every interleaving a multi-threaded runtime could produce explored).
+            "flavor" | "worker_threads" | "start_paused" | "unhandled_panic"
+                if self.flavour != Flavour::Braid =>
+            {
+                let _: syn::Expr = meta.value()?.parse()?;
+            }
+            "crate" if self.flavour != Flavour::Braid => {
+                let value: LitStr = meta.value()?.parse()?;
+                let name: syn::Path = value.parse()?;
+                self.root = Some(quote!(#name::__braid));
+            }
+            _ if self.flavour == Flavour::TokioMain => {
+                return Err(meta.error(
+                    "unknown argument: #[tokio::main] under braid takes tokio's flavor, worker_threads, start_paused and crate",
+                ))
+            }
             _ => {
                 return Err(meta.error(
                     "unknown setting: one of runs, time, seed, max_steps, strategy, depth, preemption_bound, out, regressions",
@@ -105,21 +186,22 @@ impl Settings {
                 "preemption_bound applies to strategy = \"dfs\"",
             ));
         }
+        let root = self.root();
         let call = match name {
             "default" if self.strategy.is_none() => return Ok(None),
-            "default" => quote!(::braid::Strategy::Default),
-            "random" => quote!(::braid::Strategy::Random),
-            "portfolio" => quote!(::braid::Strategy::Portfolio),
+            "default" => quote!(#root::Strategy::Default),
+            "random" => quote!(#root::Strategy::Random),
+            "portfolio" => quote!(#root::Strategy::Portfolio),
             "pct" => {
                 let depth = self.depth.clone().unwrap_or_else(|| LitInt::new("3", span));
-                quote!(::braid::Strategy::Pct { depth: #depth })
+                quote!(#root::Strategy::Pct { depth: #depth })
             }
             "dfs" => {
                 let bound = match &self.preemption_bound {
                     Some(b) => quote!(::core::option::Option::Some(#b)),
                     None => quote!(::core::option::Option::None),
                 };
-                quote!(::braid::Strategy::dfs(#bound))
+                quote!(#root::Strategy::dfs(#bound))
             }
             _ => unreachable!("checked when parsed"),
         };
@@ -134,31 +216,61 @@ fn expand(settings: Settings, function: ItemFn) -> syn::Result<Tokens> {
         sig,
         block,
     } = function;
+    let what = settings.flavour.name();
     if sig.asyncness.is_none() {
         return Err(Error::new_spanned(
             sig.fn_token,
-            "#[braid::test] goes on an `async fn`",
+            format!("{what} goes on an `async fn`"),
         ));
     }
     if !sig.inputs.is_empty() {
         return Err(Error::new_spanned(
             &sig.inputs,
-            "a #[braid::test] takes no arguments",
+            format!("a {what} takes no arguments"),
         ));
     }
-    if let ReturnType::Type(_, ty) = &sig.output {
-        return Err(Error::new_spanned(
-            ty,
-            "a #[braid::test] returns `()`: fail it with a panic or `assert!`",
-        ));
-    }
+    // `#[braid::test]` returns `()`; tokio's attributes also allow a `Result<(), E>`.
+    let body = match (&sig.output, settings.flavour) {
+        (ReturnType::Type(_, ty), Flavour::Braid) => {
+            return Err(Error::new_spanned(
+                ty,
+                "a #[braid::test] returns `()`: fail it with a panic or `assert!`",
+            ));
+        }
+        (ReturnType::Type(_, ty), _) => {
+            let root = settings.root();
+            quote!(async move {
+                let output: #ty = async move #block.await;
+                #root::__private::TestOutput::check(output)
+            })
+        }
+        (ReturnType::Default, _) => quote!(async move #block),
+    };
     if !sig.generics.params.is_empty() {
         return Err(Error::new_spanned(
             &sig.generics,
-            "a #[braid::test] is not generic",
+            format!("a {what} is not generic"),
         ));
     }
     let name = &sig.ident;
+    let root = settings.root();
+    let info = quote! {
+        #root::__private::TestInfo {
+            path: ::std::string::String::from(::core::concat!(::core::module_path!(), "::", ::core::stringify!(#name))),
+            file: ::core::file!(),
+            package: ::core::env!("CARGO_PKG_NAME"),
+            crate_name: ::core::env!("CARGO_CRATE_NAME"),
+            manifest_dir: ::core::env!("CARGO_MANIFEST_DIR"),
+        }
+    };
+    if settings.flavour == Flavour::TokioMain {
+        return Ok(quote! {
+            #(#attrs)*
+            #vis fn #name() {
+                #root::__private::run_main(#info, || #body)
+            }
+        });
+    }
     let mut calls = settings.calls.clone();
     if let Some(strategy) = settings.strategy_call()? {
         calls.push(strategy);
@@ -167,15 +279,9 @@ fn expand(settings: Settings, function: ItemFn) -> syn::Result<Tokens> {
         #[::core::prelude::v1::test]
         #(#attrs)*
         #vis fn #name() {
-            ::braid::__private::run_test(
-                ::braid::__private::TestInfo {
-                    path: ::std::string::String::from(::core::concat!(::core::module_path!(), "::", ::core::stringify!(#name))),
-                    file: ::core::file!(),
-                    package: ::core::env!("CARGO_PKG_NAME"),
-                    crate_name: ::core::env!("CARGO_CRATE_NAME"),
-                    manifest_dir: ::core::env!("CARGO_MANIFEST_DIR"),
-                },
-                ::braid::check(|| async move #block) #(#calls)*,
+            #root::__private::run_test(
+                #info,
+                #root::check(|| #body) #(#calls)*,
             )
         }
     })

@@ -336,10 +336,13 @@ impl PlanReport {
             (false, Some(k)) => format!("{every} within {}", preemptions(k)),
             (false, None) => format!("{} DFS runs, no preemption bound finished", self.dfs_runs),
         };
+        let s = |n: u64| if n == 1 { "" } else { "s" };
         match self.portfolio_runs {
-            0 if self.exhaustive => format!("{proof} ({} DFS runs)", self.dfs_runs),
+            0 if self.exhaustive => {
+                format!("{proof} ({} DFS run{})", self.dfs_runs, s(self.dfs_runs))
+            }
             0 => proof,
-            n => format!("{proof}, then {n} portfolio runs"),
+            n => format!("{proof}, then {n} portfolio run{}", s(n)),
         }
     }
 }
