@@ -219,3 +219,20 @@ fn limits_panic_as_tokios_do() {
     });
     assert!(message.contains("MAX_PERMITS"), "{message}");
 }
+
+#[test]
+fn a_facade_primitive_outside_a_run_says_what_to_do() {
+    let err = std::panic::catch_unwind(|| {
+        let _ = tokio::sync::Notify::new();
+    })
+    .expect_err("no run is in progress");
+    let message = err
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(
+        message.contains("outside a braid run") && message.contains("--cfg madsim"),
+        "{message}"
+    );
+}

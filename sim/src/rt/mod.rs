@@ -73,9 +73,24 @@ pub(crate) fn run_id() -> u64 {
 /// When no run is in progress: engine primitives only work inside a model started by the engine.
 #[inline]
 pub(crate) fn with_exec<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
-    let exec = current()
-        .expect("braid primitive used outside a simulation run (create it in Model::start)");
-    f(&mut exec.borrow_mut())
+    match current() {
+        Some(exec) => f(&mut exec.borrow_mut()),
+        None => outside_a_run(),
+    }
+}
+
+/// A braid primitive used where no run is in progress, said in a user's terms.
+#[cold]
+#[track_caller]
+fn outside_a_run() -> ! {
+    panic!(
+        "a braid primitive (braid::tokio, or tokio itself when it is braid-tokio built with \
+         --cfg madsim) was used outside a braid run. Under --cfg madsim, tokio code runs only \
+         inside a #[tokio::test] / #[braid::test] body or braid::check(..); in an ordinary \
+         build (no --cfg madsim in RUSTFLAGS or .cargo/config.toml) braid-tokio is real tokio. \
+         A model creates its primitives in Model::start. See the README, 'Check your tokio \
+         crate'."
+    )
 }
 
 /// Like `with_exec`, but does nothing when no run is in progress or the execution is busy
