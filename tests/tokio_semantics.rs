@@ -74,6 +74,31 @@ fn the_tasks_left_when_the_body_returns_are_dropped() {
     );
 }
 
+#[test]
+fn a_long_straight_line_task_is_no_livelock() {
+    // 10,000 sends and receives without ever waiting: far past the default step bound, yet no
+    // cycle of yields, so the run goes on and ends.
+    let report = braid::check(|| async {
+        let (tx, mut rx) = mpsc::unbounded_channel::<u32>();
+        let worker = tokio::spawn(async move {
+            let mut sum = 0u64;
+            for i in 0..10_000 {
+                tx.send(i).unwrap();
+                sum += u64::from(rx.recv().await.unwrap());
+            }
+            sum
+        });
+        assert_eq!(worker.await.unwrap(), 49_995_000);
+    })
+    .runs(3)
+    .run();
+    assert!(
+        matches!(report.outcome, Outcome::Holds { .. }),
+        "{:?}",
+        report.outcome
+    );
+}
+
 /// A waker holding a sender of the channel it waits on: its drop reaches the channel's state.
 struct HoldsSender(#[allow(dead_code)] StdMutex<Option<mpsc::UnboundedSender<u32>>>);
 

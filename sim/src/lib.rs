@@ -35,6 +35,7 @@ pub use ops::{
     checkpoint, choose, choose_in_poll, current_task, current_task_name, engine_running, watch,
     yield_like_tokio, yield_now, yield_point,
 };
+pub use rt::step_bound::LONG_RUN_FACTOR;
 pub use rt::task::spawn;
 pub use rt::TaskId;
 pub use run::{run_once, RunConfig, RunOutcome, RunResult, SIMULATED};

@@ -23,7 +23,9 @@ pub const SIMULATED: bool = cfg!(madsim);
 /// Per-run settings.
 #[derive(Clone, Copy, Debug)]
 pub struct RunConfig {
-    /// A run longer than this many steps ends as a `step-bound` violation (livelock suspect).
+    /// A run still going round in yields at this many steps ends as a `livelock`; one that does
+    /// not yield goes on to `LONG_RUN_FACTOR` times this, then ends as a `step-bound` (see
+    /// `LONG_RUN_FACTOR`).
     pub max_steps: usize,
     /// Record a full trace (replay and rendering); exploration only keeps the digest.
     pub trace: bool,

@@ -279,9 +279,69 @@ impl Model for Spins {
 
 #[test]
 fn a_run_past_the_step_bound_is_reported_not_hung() {
+    // It never yields: it may be long, not livelocked, so it goes on to the long-run cap.
     let r = run_once(&Spins, Box::new(Random::new(1)), 0, &config(false)).0;
     assert_eq!(r.violation().unwrap().invariant, "step-bound");
-    assert_eq!(r.steps, 1000);
+    assert_eq!(r.steps, 1000 * sim::LONG_RUN_FACTOR);
+}
+
+/// One task doing many operations without yielding, longer than `max_steps`, then done.
+struct LongStraightLine(usize);
+
+impl Model for LongStraightLine {
+    fn start(&self) -> Rc<dyn Monitor> {
+        let n = self.0;
+        sim::spawn("worker", async move {
+            for _ in 0..n {
+                yield_point("send").await;
+            }
+        });
+        History::<Note>::new(vec![]).monitor()
+    }
+}
+
+#[test]
+fn a_long_straight_line_task_is_no_livelock() {
+    let r = run_once(
+        &LongStraightLine(5_000),
+        Box::new(Random::new(1)),
+        0,
+        &config(false),
+    )
+    .0;
+    assert!(r.violation().is_none(), "{:?}", r.violation());
+    assert!(r.steps > 5_000);
+}
+
+/// Spins in fair yields forever, after a long straight stretch: cut as a livelock once it has
+/// gone round in yields for half the bound, not at the bound itself.
+struct LongThenSpin;
+
+impl Model for LongThenSpin {
+    fn start(&self) -> Rc<dyn Monitor> {
+        sim::spawn("worker", async {
+            for _ in 0..3_000 {
+                yield_point("send").await;
+            }
+            sim::spawn("other", async {
+                loop {
+                    sim::yield_now().await;
+                }
+            });
+            loop {
+                sim::yield_now().await;
+            }
+        });
+        History::<Note>::new(vec![]).monitor()
+    }
+}
+
+#[test]
+fn a_yield_cycle_after_a_long_stretch_is_a_livelock() {
+    let r = run_once(&LongThenSpin, Box::new(Random::new(1)), 0, &config(false)).0;
+    let v = r.violation().expect("a livelock");
+    assert_eq!(v.invariant, "livelock", "{}", v.message);
+    assert!(r.steps > 3_000 && r.steps < 5_000, "{}", r.steps);
 }
 
 /// A depth-2 ordering bug: `init` must publish before `user` reads, but a non-preemptive

@@ -1244,7 +1244,7 @@ async fn try_recv_bounded() {
     assert_eq!(Err(TryRecvError::Disconnected), rx.try_recv());
 }
 
-#[braid::test(runs = 100, time = 1, max_steps = 200_000, clock_jumps = 0)] // 100 channels in one run
+#[braid::test(runs = 100, time = 1, clock_jumps = 0)] // 100 channels in one run: long, no livelock
 async fn try_recv_unbounded() {
     for num in 0..100 {
         let (tx, mut rx) = mpsc::unbounded_channel();

@@ -10,6 +10,7 @@ use super::access::{AccessKind, StepAccesses};
 use super::digest::Digest;
 use super::op::{Describe, ObjId, ObjState, Object, Op};
 use super::state::ValueState;
+use super::step_bound::StepBound;
 use super::task::{Task, TaskId};
 use crate::model::Grain;
 use crate::strategy::{PickView, Stop, Strategy};
@@ -90,10 +91,10 @@ pub(crate) struct Execution {
     /// Tasks blocked on a waker: while none is, a decision reads no wake flag (`collect_wakes`
     /// is off the hot path of models that never block).
     blocked_tasks: usize,
-    /// Whether any task yielded fairly in this run (its schedules are then the fair ones), and
-    /// at which step one last did.
+    /// Whether any task yielded fairly in this run (its schedules are then the fair ones).
     pub yielded_fairly: bool,
-    last_fair_yield: Option<usize>,
+    /// Where a run that does not end is cut, from its yields.
+    bound: StepBound,
     /// Virtual time since the run began, and the timers pending, by deadline then creation
     /// (see `sim::time`): time moves only when no task can, to the next deadline.
     pub now: std::time::Duration,
@@ -105,7 +106,6 @@ pub(crate) struct Execution {
     /// Per kind of object, the last number given to an unnamed one (`mutex#3`).
     auto_names: std::collections::BTreeMap<&'static str, usize>,
     strategy: Box<dyn Strategy>,
-    max_steps: usize,
     digest: Digest,
     root_waker: Option<Waker>,
     enabled: Vec<TaskId>,
@@ -170,14 +170,13 @@ impl Execution {
             fair_yields: 0,
             blocked_tasks: 0,
             yielded_fairly: false,
-            last_fair_yield: None,
             now: std::time::Duration::ZERO,
             timers: std::collections::BTreeMap::new(),
             timer_seq: 0,
             used_time: false,
             auto_names: std::collections::BTreeMap::new(),
             strategy,
-            max_steps,
+            bound: StepBound::new(max_steps),
             digest: Digest::default(),
             root_waker: None,
             enabled: Vec::with_capacity(8),
@@ -733,7 +732,7 @@ impl Execution {
         if op == Op::YieldNow {
             self.fair_yields += 1;
             self.yielded_fairly = true;
-            self.last_fair_yield = Some(self.steps);
+            self.bound.yielded(self.steps);
         }
         self.decide();
         me
@@ -815,24 +814,9 @@ impl Execution {
             self.end_blocked();
             return;
         }
-        if self.steps >= self.max_steps {
+        if let Some((invariant, message)) = self.bound.cut(self.steps) {
             self.enabled = enabled;
-            let bound = self.max_steps;
-            // Still yielding in the second half of the run: spinning, not just long.
-            let yielding = self.last_fair_yield.is_some_and(|s| s >= bound / 2);
-            match yielding {
-                // Fair schedules only reach here by going round without progress.
-                true => self.violate(
-                    "livelock",
-                    format!(
-                        "run exceeded {bound} steps with tasks yielding to each other: a fair schedule that makes no progress"
-                    ),
-                ),
-                false => self.violate(
-                    "step-bound",
-                    format!("run exceeded {bound} steps (a livelock suspect)"),
-                ),
-            }
+            self.violate(invariant, message);
             return;
         }
         if self.fair_yields > 0 {

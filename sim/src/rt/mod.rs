@@ -9,6 +9,7 @@ pub(crate) mod execution;
 pub(crate) mod op;
 pub(crate) mod run_cell;
 pub(crate) mod state;
+pub(crate) mod step_bound;
 pub(crate) mod sync_point;
 pub(crate) mod task;
 
