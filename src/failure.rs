@@ -124,8 +124,10 @@ pub struct Failure {
     pub preemptions: usize,
     /// The replay file, if one was written or replayed.
     pub file: Option<PathBuf>,
-    /// The shrunk schedule's trace, one line per step.
+    /// The shrunk schedule's trace, one line per step (and, at a deadlock, who waits on what).
     pub trace: String,
+    /// The same trace as data, for the pictures (`braid replay --svg` of a test's file).
+    pub run_trace: Option<sim::trace::Trace>,
     /// The command that reruns the test with this schedule.
     pub rerun: String,
     /// Where the schedule came from.
@@ -175,9 +177,10 @@ impl Failure {
             trace: abridged(
                 &run.trace
                     .as_ref()
-                    .map(|t| t.render_text())
+                    .map(|t| t.render_text() + &t.render_wait_for())
                     .unwrap_or_default(),
             ),
+            run_trace: run.trace.clone(),
             rerun,
             source,
         }

@@ -76,12 +76,27 @@ pub(crate) fn write(dir: &Path, info: &TestInfo, report: &Report) {
             out.message = Some(why);
         }
     }
-    let path = dir.join(format!("{}.json", info.path.replace("::", ".")));
-    let written = serde_json::to_vec_pretty(&out)
+    let stem = info.path.replace("::", ".");
+    if let Outcome::Failed(f) = &report.outcome {
+        if let Some(trace) = &f.run_trace {
+            // Beside the outcome: the run as data, for `braid replay`'s pictures.
+            write_json(&dir.join(format!("{stem}{TRACE_SUFFIX}")), trace);
+        }
+    }
+    write_json(&dir.join(format!("{stem}.json")), &out);
+}
+
+/// The name a failure's trace file ends with, beside its outcome's `.json`.
+pub(crate) const TRACE_SUFFIX: &str = ".trace.json";
+
+/// Writes `value` as JSON at `path`; a failure to write is said, not fatal.
+fn write_json(path: &Path, value: &impl Serialize) {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let written = serde_json::to_vec_pretty(value)
         .map_err(std::io::Error::other)
         .and_then(|json| {
             std::fs::create_dir_all(dir)?;
-            sim::replay_file::write_atomic(&path, &json)
+            sim::replay_file::write_atomic(path, &json)
         });
     if let Err(e) = written {
         eprintln!("braid: cannot write {}: {e}", path.display());

@@ -6,11 +6,13 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// A fake cargo: logs its arguments and environment, then writes `outcome` as a test's report.
+/// A fake cargo: `cargo metadata` names `dir/target`; `cargo test` logs its arguments and
+/// environment, then writes `outcome` as a test's report.
 fn fake_cargo(dir: &Path, outcome: &str) -> std::path::PathBuf {
     let script = dir.join("cargo");
     let body = format!(
-        "#!/bin/sh\necho \"$@\" > {log}/args\nenv | grep '^BRAID_' | sort > {log}/env\ncat > \"$BRAID_REPORT/t.json\" <<'JSON'\n{outcome}\nJSON\n",
+        "#!/bin/sh\nif [ \"$1\" = metadata ]; then echo '{{\"target_directory\":\"{log}/target\"}}'; exit 0; fi\n\
+         echo \"$@\" > {log}/args\nenv | grep -E '^(BRAID_|RUSTFLAGS|CARGO_TARGET_DIR)' | sort > {log}/env\ncat > \"$BRAID_REPORT/t.json\" <<'JSON'\n{outcome}\nJSON\n",
         log = dir.display()
     );
     std::fs::write(&script, body).unwrap();
@@ -220,4 +222,76 @@ fn braid_test_builds_with_the_cfg_apart_and_prints_a_line_per_test() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("no braid test ran"), "{stdout}");
     assert!(stdout.contains("braid-tokio"), "{stdout}");
+}
+
+/// A test's replay file drawn: the test process reports its failing run beside its outcome
+/// (`<test>.trace.json`), and `braid replay` draws it as it draws a model's.
+#[test]
+fn replay_of_a_test_file_draws_the_run_the_test_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.json");
+    let replay = serde_json::json!({
+        "format": 2, "scenario": "pool::deadlock", "model": "test", "variant": "",
+        "params": {"package": "user", "crate": "pool", "file": "tests/pool.rs"},
+        "max_steps": 10000, "found": {"strategy": "random", "seed": 1, "run": 0},
+        "violation": {"invariant": "deadlock", "message": "no task can run: main waits on lock mutex#2: held by task", "step": 3},
+        "steps": 3, "preemptions": 0, "digest": "0123456789abcdef", "decisions": []
+    });
+    std::fs::write(&file, replay.to_string()).unwrap();
+    let outcome = r#"{"format":1,"test":"pool::deadlock","outcome":"failed","invariant":"deadlock","message":"no task can run","source":"replay"}"#;
+    let trace = serde_json::json!({
+        "lines": [
+            {"kind": "step", "step": 0, "task": "main", "op": "lock mutex#1", "object": "mutex#1", "preempted": false},
+            {"kind": "step", "step": 1, "task": "task", "op": "lock mutex#2", "object": "mutex#2", "preempted": true},
+            {"kind": "step", "step": 2, "task": "main", "op": "lock mutex#2", "object": "mutex#2", "preempted": false},
+            {"kind": "end", "step": 3, "text": "deadlock: no task can run"}
+        ],
+        "wait_for": [
+            {"task": "main", "op": "lock mutex#2", "object": "mutex#2", "state": "held by task", "holders": ["task"], "idle": false},
+            {"task": "task", "op": "lock mutex#1", "object": "mutex#1", "state": "held by main", "holders": ["main"], "idle": false}
+        ]
+    });
+    let cargo = fake_cargo(dir.path(), outcome);
+    // The fake test also leaves its run beside its outcome, as the library does.
+    let script = std::fs::read_to_string(&cargo).unwrap().replace(
+        "cat > \"$BRAID_REPORT/t.json\"",
+        &format!("echo '{trace}' > \"$BRAID_REPORT/t.trace.json\"\ncat > \"$BRAID_REPORT/t.json\""),
+    );
+    std::fs::write(&cargo, script).unwrap();
+    let svg = dir.path().join("pics/run.svg");
+    let o = braid(
+        &cargo,
+        &[
+            "replay",
+            file.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+            "--mermaid",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("wrote") && stderr.contains("made"),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("the SVG parses");
+    let all: String = doc.descendants().filter_map(|n| n.text()).collect();
+    for needle in ["lock mutex#2", "main", "task", "held by"] {
+        assert!(all.contains(needle), "{needle} not in the picture");
+    }
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let mermaid = stdout.split("```mermaid").nth(1).expect("a Mermaid block");
+    assert!(
+        mermaid.contains("sequenceDiagram") && mermaid.contains("```"),
+        "{stdout}"
+    );
+    // And the cargo it ran: the cfg, in a target of its own.
+    let env = std::fs::read_to_string(dir.path().join("env")).unwrap();
+    assert!(env.contains("--cfg madsim"), "{env}");
+    assert!(
+        env.contains("CARGO_TARGET_DIR=") && env.contains("target/braid"),
+        "{env}"
+    );
 }

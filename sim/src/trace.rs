@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TraceLine {
     /// The strategy granted `task` the baton to perform `op`.
@@ -15,9 +15,9 @@ pub enum TraceLine {
         task: String,
         op: String,
         /// The engine object the operation touched (lock, channel, notify, atomic).
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         object: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         effect: Option<String>,
         /// Another enabled task was running and was preempted.
         preempted: bool,
@@ -41,7 +41,7 @@ pub enum TraceLine {
 }
 
 /// What a mark says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mark {
     /// The task enters a phase (a span on its lane)...
@@ -55,17 +55,17 @@ pub enum Mark {
 }
 
 /// At a deadlock, one task that cannot move: what it waits for, and why it cannot have it yet.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Wait {
     pub task: String,
     /// The operation it is parked on ("lock c2.lifecycle").
     pub op: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object: Option<String>,
     /// The object's state that keeps it waiting ("held by conn:c2", "full: 1 of 1").
     pub state: String,
     /// The tasks that hold the object (a lock's owner, the task joined): the wait-for edges.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub holders: Vec<String>,
     /// An idle wait (a server with nothing to do), not part of the deadlock proper (its `op`
     /// says "(idle)").
@@ -87,15 +87,15 @@ impl Wait {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Trace {
     pub lines: Vec<TraceLine>,
     /// The keys of the frames the violation is about (see `Invariant::about`), for the
     /// pictures to highlight.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub about: Vec<String>,
     /// At a deadlock: every unfinished task, what it waits on and who holds that.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wait_for: Vec<Wait>,
 }
 

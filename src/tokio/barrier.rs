@@ -100,7 +100,7 @@ impl Future for Wait<'_> {
         let state = &this.barrier.state;
         match this.generation {
             None => {
-                state.write_point();
+                state.write_point_as("wait");
                 let mut stale = None;
                 let arrived = state.with_mut(|c| {
                     c.arrived += 1;
@@ -121,12 +121,13 @@ impl Future for Wait<'_> {
                     }
                     Ok(generation) => {
                         this.generation = Some(generation);
+                        state.waiting("wait", "the others not arrived");
                         Poll::Pending
                     }
                 }
             }
             Some(generation) => {
-                state.read_point();
+                state.read_point_as("wait");
                 let mut stale = None;
                 let released = state.with_mut(|c| {
                     if c.generation != generation {
@@ -140,6 +141,7 @@ impl Future for Wait<'_> {
                     this.ticket = None;
                     Poll::Ready(BarrierWaitResult(false))
                 } else {
+                    state.waiting("wait", "the others not arrived");
                     Poll::Pending
                 }
             }

@@ -181,7 +181,7 @@ impl<T> Sender<T> {
     /// Sends `value` to every receiver; returns how many there are, or gives the value back
     /// when there is none (then it is not kept for later subscribers).
     pub fn send(&self, value: T) -> Result<usize, error::SendError<T>> {
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("send");
         let receivers = self.chan.meta.with(|m| m.receivers);
         if receivers == 0 {
             return Err(error::SendError(value));
@@ -205,7 +205,7 @@ impl<T> Sender<T> {
 
     /// A new receiver, which gets the values sent from now on.
     pub fn subscribe(&self) -> Receiver<T> {
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("subscribe");
         let next = self.chan.meta.with_mut(|m| {
             m.receivers += 1;
             m.reposition(None, Some(m.tail));
@@ -219,13 +219,13 @@ impl<T> Sender<T> {
 
     /// How many receivers there are.
     pub fn receiver_count(&self) -> usize {
-        self.chan.meta.read_point();
+        self.chan.meta.read_point_as("receiver_count");
         self.chan.meta.with(|m| m.receivers)
     }
 
     /// How many values are held (the most any receiver has yet to read, up to the capacity).
     pub fn len(&self) -> usize {
-        self.chan.meta.read_point();
+        self.chan.meta.read_point_as("len");
         self.chan.meta.with(|_| self.chan.buffer().len())
     }
 
@@ -237,7 +237,7 @@ impl<T> Sender<T> {
 
 impl<T> Clone for Sender<T> {
     fn clone(&self) -> Self {
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("clone sender");
         self.chan.meta.with_mut(|m| m.senders += 1);
         Sender {
             chan: self.chan.clone(),
@@ -251,7 +251,7 @@ impl<T> Drop for Sender<T> {
             return;
         }
         // The last sender's drop closes the channel: another task may look first.
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("drop sender");
         let woken = self.chan.meta.with_mut(|m| {
             m.senders -= 1;
             match m.senders {
@@ -285,7 +285,7 @@ impl<T> Drop for Wait<'_, T> {
     fn drop(&mut self) {
         if self.ticket.is_some() && sim::engine_running() {
             let ticket = self.ticket;
-            self.chan.meta.write_point();
+            self.chan.meta.write_point_as("drop recv");
             let stale = self.chan.meta.with_mut(|m| m.waiters.remove(ticket));
             drop(stale);
         }
@@ -297,7 +297,7 @@ impl<T: Clone> Receiver<T> {
     /// receiver read them (the next call returns the oldest still held), `Closed` once every
     /// sender is gone and every held value was read.
     pub async fn recv(&mut self) -> Result<T, error::RecvError> {
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("recv");
         let mut wait = Wait {
             chan: &self.chan,
             ticket: None,
@@ -313,7 +313,10 @@ impl<T: Clone> Receiver<T> {
                 }
                 Found::Lagged(k) => Poll::Ready(Err(error::RecvError::Lagged(k))),
                 Found::Closed => Poll::Ready(Err(error::RecvError::Closed)),
-                Found::Empty => Poll::Pending,
+                Found::Empty => {
+                    wait.chan.meta.waiting("recv", "empty");
+                    Poll::Pending
+                }
             }
         })
         .await
@@ -321,7 +324,7 @@ impl<T: Clone> Receiver<T> {
 
     /// The next value if there is one now.
     pub fn try_recv(&mut self) -> Result<T, error::TryRecvError> {
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("try_recv");
         match self.chan.look(&mut self.next, None) {
             Found::Value(at) => {
                 let value = self.chan.buffer()[at].clone();
@@ -338,7 +341,7 @@ impl<T: Clone> Receiver<T> {
 impl<T> Receiver<T> {
     /// A new receiver that gets the values sent from now on.
     pub fn resubscribe(&self) -> Self {
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("resubscribe");
         let next = self.chan.meta.with_mut(|m| {
             m.receivers += 1;
             m.reposition(None, Some(m.tail));
@@ -352,7 +355,7 @@ impl<T> Receiver<T> {
 
     /// How many values this receiver has yet to read (those still held).
     pub fn len(&self) -> usize {
-        self.chan.meta.read_point();
+        self.chan.meta.read_point_as("len");
         // Lagged values count too, as tokio's: a length past the capacity means the next
         // `recv` reports the lag.
         self.chan.meta.with(|m| (m.tail - self.next) as usize)
@@ -367,7 +370,7 @@ impl<T> Receiver<T> {
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         if sim::engine_running() {
-            self.chan.meta.write_point();
+            self.chan.meta.write_point_as("drop receiver");
             let next = self.next;
             self.chan.meta.with_mut(|m| {
                 m.receivers -= 1;

@@ -71,7 +71,7 @@ impl Control {
     }
 
     fn abort(&self) {
-        self.state.write_point();
+        self.state.write_point_as("abort");
         let aborting = self.state.with_mut(|s| {
             if *s == RUNNING {
                 *s = ABORTING;
@@ -92,7 +92,7 @@ impl Control {
     }
 
     fn is_finished(&self) -> bool {
-        self.state.read_point();
+        self.state.read_point_as("is_finished");
         self.state
             .with(|s| matches!(*s, FINISHED | CANCELLED | JOINED | PANICKED))
     }
@@ -160,6 +160,8 @@ where
         future: Some(Box::pin(future)),
     });
     *lock(&control.task) = Some(handle.id());
+    // Its end is what a joiner waits for: a deadlock names the task.
+    control.state.held_by(handle.id());
     JoinHandle {
         control,
         output,
@@ -204,7 +206,7 @@ impl<F: Future> Future for Abortable<F> {
                 this.future = None;
                 // The end is a step of its own: another task may run between the task's last
                 // operation and its handle saying it has finished.
-                this.control.state.write_point();
+                this.control.state.write_point_as("end");
                 *lock(&this.output) = Some(value);
                 this.control.end(FINISHED);
                 Poll::Ready(())
@@ -262,7 +264,7 @@ impl<T> Future for JoinHandle<T> {
         let this = &mut *self;
         if !this.polled {
             this.polled = true;
-            this.control.state.read_point();
+            this.control.state.read_point_as("join");
         }
         let control = &this.control;
         let state = control.state.with_mut(|s| {
@@ -290,6 +292,7 @@ impl<T> Future for JoinHandle<T> {
             _ => {
                 let stale = lock(&control.join_waker).replace(cx.waker().clone());
                 drop(stale);
+                control.state.waiting("join", "{holders} has not finished");
                 Poll::Pending
             }
         }

@@ -115,7 +115,7 @@ impl Notify {
     /// Wakes the task that has waited longest or, if none waits, stores a permit (at most
     /// one) for the next `notified().await`.
     pub fn notify_one(&self) {
-        self.state.write_point();
+        self.state.write_point_as("notify_one");
         if let Some(w) = self.state.with_mut(Core::notify_one) {
             w.wake();
         }
@@ -124,7 +124,7 @@ impl Notify {
     /// Wakes every task waiting now, and every `Notified` created before this call; stores no
     /// permit, so a task that starts waiting afterwards waits for the next notification.
     pub fn notify_waiters(&self) {
-        self.state.write_point();
+        self.state.write_point_as("notify_waiters");
         let woken: Vec<Waker> = self.state.with_mut(|c| {
             c.generation += 1;
             c.waiters
@@ -143,7 +143,7 @@ impl Notify {
     /// Creating it reads the `notify_waiters` count, a scheduling point: between a check of a
     /// flag and this call another task may notify (the classic lost wakeup).
     pub fn notified(&self) -> Notified<'_> {
-        self.state.read_point();
+        self.state.read_point_as("notified");
         Notified {
             notify: self,
             generation: self.state.with(|c| c.generation),
@@ -186,7 +186,7 @@ impl Future for Notified<'_> {
         let state = &this.notify.state;
         let ready = match &this.node {
             None => {
-                state.write_point();
+                state.write_point_as("notified");
                 let generation = this.generation;
                 state.with_mut(|c| {
                     if c.generation != generation {
@@ -224,6 +224,7 @@ impl Future for Notified<'_> {
             }
             Some(node) => {
                 this.node = Some(node);
+                this.notify.state.waiting("notified", "not notified");
                 Poll::Pending
             }
         }
@@ -238,7 +239,7 @@ impl Drop for Notified<'_> {
         if !sim::engine_running() {
             return;
         }
-        self.notify.state.write_point();
+        self.notify.state.write_point_as("drop notified");
         let forwarded = self.notify.state.with_mut(|c| match node.woken() {
             None => {
                 c.waiters.retain(|n| !Arc::ptr_eq(n, &node));

@@ -58,7 +58,7 @@ impl<T> Sender<T> {
         // The point first: a task killed there (its node crashed) still drops a sender that
         // holds the channel, so the receiver learns it is gone.
         if let Some(chan) = &self.chan {
-            chan.seen.write_point();
+            chan.seen.write_point_as("send");
         }
         let chan = self.chan.take().expect("a sender sends once");
         if chan.seen.with(|s| *s == 3) {
@@ -76,7 +76,7 @@ impl<T> Sender<T> {
     /// Whether the receiver is gone.
     pub fn is_closed(&self) -> bool {
         self.chan.as_ref().is_none_or(|c| {
-            c.seen.read_point();
+            c.seen.read_point_as("is_closed");
             c.seen.with(|s| *s == 3)
         })
     }
@@ -99,13 +99,14 @@ impl<T> Sender<T> {
             return;
         };
         std::future::poll_fn(|cx| {
-            chan.seen.read_point();
+            chan.seen.read_point_as("closed");
             if chan.seen.with(|s| *s == 3) {
                 return Poll::Ready(());
             }
             // The replaced waker is dropped outside the slot's lock: its drop may reach here.
             let stale = lock(&chan.tx_waker).replace(cx.waker().clone());
             drop(stale);
+            chan.seen.waiting("closed", "receiver open");
             Poll::Pending
         })
         .await
@@ -116,7 +117,7 @@ impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         if let Some(chan) = self.chan.take() {
             if sim::engine_running() {
-                chan.seen.write_point();
+                chan.seen.write_point_as("drop sender");
                 chan.seen.with_mut(|s| {
                     if *s == 0 {
                         *s = 2;
@@ -154,7 +155,7 @@ impl<T> Receiver<T> {
     /// .assert_holds();
     /// ```
     pub fn close(&mut self) {
-        self.chan.seen.write_point();
+        self.chan.seen.write_point_as("close");
         self.chan.seen.with_mut(|s| {
             if *s == 0 {
                 *s = 3;
@@ -171,7 +172,7 @@ impl<T> Receiver<T> {
         if self.terminated {
             return Err(error::TryRecvError::Closed);
         }
-        self.chan.seen.write_point();
+        self.chan.seen.write_point_as("try_recv");
         let got = match self.chan.seen.with(|s| *s) {
             1 => Ok(self.take()),
             2 | 3 => Err(error::TryRecvError::Closed),
@@ -193,7 +194,7 @@ impl<T> Future for Receiver<T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         assert!(!this.terminated, "called after complete");
-        this.chan.seen.write_point();
+        this.chan.seen.write_point_as("recv");
         match this.chan.seen.with(|s| *s) {
             1 => {
                 this.terminated = true;
@@ -208,6 +209,7 @@ impl<T> Future for Receiver<T> {
                 // reach this channel again.
                 let old = lock(&this.chan.waker).replace(cx.waker().clone());
                 drop(old);
+                this.chan.seen.waiting("recv", "no value sent");
                 Poll::Pending
             }
         }
@@ -217,7 +219,7 @@ impl<T> Future for Receiver<T> {
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         if sim::engine_running() {
-            self.chan.seen.write_point();
+            self.chan.seen.write_point_as("drop receiver");
             self.chan.seen.with_mut(|s| {
                 if *s == 0 {
                     *s = 3;

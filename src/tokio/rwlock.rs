@@ -82,7 +82,7 @@ impl<T: ?Sized> RwLock<T> {
     /// Waits for shared access: queued behind earlier lockers, a waiting writer included.
     pub async fn read(&self) -> RwLockReadGuard<'_, T> {
         self.sem
-            .acquire_n(1)
+            .acquire_as(1, "read")
             .await
             .expect("a lock's semaphore is never closed");
         RwLockReadGuard { lock: self }
@@ -91,7 +91,7 @@ impl<T: ?Sized> RwLock<T> {
     /// Waits for exclusive access: queued behind earlier lockers.
     pub async fn write(&self) -> RwLockWriteGuard<'_, T> {
         self.sem
-            .acquire_n(self.max_readers as usize)
+            .acquire_as(self.max_readers as usize, "write")
             .await
             .expect("a lock's semaphore is never closed");
         RwLockWriteGuard { lock: self }

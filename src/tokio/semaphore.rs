@@ -114,9 +114,39 @@ fn wake_all(wakers: Vec<Waker>) {
 /// ```
 pub struct Semaphore {
     state: Shared<Core>,
+    /// What its operations are called in traces and deadlocks (by what it serves).
+    verbs: Verbs,
     /// Woken whenever permits come back (a bounded channel's closed receiver, waiting for
     /// its slots to go idle).
     on_release: Mutex<Option<Waker>>,
+}
+
+/// A semaphore's operations in its user's words: a mutex's acquire is a "lock", a bounded
+/// channel's a "send" (waiting for a slot, held by no task but by the messages queued).
+#[derive(Clone, Copy)]
+struct Verbs {
+    acquire: &'static str,
+    release: &'static str,
+    /// Why an acquirer waits, when no task is named as holding it.
+    waiting: &'static str,
+    /// Tasks hold its permits (a lock's guard, a permit), so a deadlock names them.
+    held_by_tasks: bool,
+}
+
+impl Verbs {
+    fn of(kind: &str) -> Verbs {
+        let (acquire, release, waiting, held_by_tasks) = match kind {
+            "mutex" | "rwlock" => ("lock", "unlock", "locked", true),
+            "channel" => ("send", "free slot", "full", false),
+            _ => ("acquire", "release", "no permits", true),
+        };
+        Verbs {
+            acquire,
+            release,
+            waiting,
+            held_by_tasks,
+        }
+    }
 }
 
 impl Semaphore {
@@ -145,6 +175,7 @@ impl Semaphore {
                 },
             ),
             on_release: Mutex::new(None),
+            verbs: Verbs::of(kind),
         }
     }
 
@@ -274,28 +305,43 @@ impl Semaphore {
     /// The scheduling point before an operation on this semaphore, for the primitives built on
     /// it (their `try_` operations).
     pub(crate) fn state_write_point(&self) {
-        self.state.write_point();
+        self.state.write_point_as(self.verbs.acquire);
     }
 
     /// Takes `n` permits now or fails (no scheduling point: the caller has had it).
     pub(crate) fn try_take(&self, n: usize) -> Result<(), TryAcquireError> {
-        self.state.with_mut(|c| {
-            if c.closed {
-                Err(TryAcquireError::Closed)
-            } else if c.permits >= n {
-                // Enough free permits means nobody waits (see the module's invariant).
-                c.permits -= n;
-                Ok(())
-            } else {
-                Err(TryAcquireError::NoPermits)
-            }
-        })
+        self.state
+            .with_mut(|c| {
+                if c.closed {
+                    Err(TryAcquireError::Closed)
+                } else if c.permits >= n {
+                    // Enough free permits means nobody waits (see the module's invariant).
+                    c.permits -= n;
+                    Ok(())
+                } else {
+                    Err(TryAcquireError::NoPermits)
+                }
+            })
+            .inspect(|()| self.note_held())
+    }
+
+    /// The running task holds permits now (named in a deadlock).
+    fn note_held(&self) {
+        if self.verbs.held_by_tasks {
+            self.state.held();
+        }
     }
 
     /// Waits for `n` permits; the caller owns them once it is ready with `Ok`.
     pub(crate) fn acquire_n(&self, n: usize) -> Acquire<'_> {
+        self.acquire_as(n, self.verbs.acquire)
+    }
+
+    /// `acquire_n`, named `op` in traces (an `RwLock`'s "read" and "write").
+    pub(crate) fn acquire_as(&self, n: usize, op: &'static str) -> Acquire<'_> {
         Acquire {
             sem: self,
+            op,
             n,
             waiter: None,
             done: false,
@@ -308,7 +354,10 @@ impl Semaphore {
         if n == 0 || !sim::engine_running() {
             return;
         }
-        self.state.write_point();
+        self.state.write_point_as(self.verbs.release);
+        if self.verbs.held_by_tasks {
+            self.state.released();
+        }
         self.release_now(n);
     }
 
@@ -368,6 +417,7 @@ impl fmt::Debug for Semaphore {
 /// it leaves the queue and gives back what it was handed so far.
 pub(crate) struct Acquire<'a> {
     sem: &'a Semaphore,
+    op: &'static str,
     n: usize,
     waiter: Option<Arc<Waiter>>,
     done: bool,
@@ -384,7 +434,7 @@ impl Future for Acquire<'_> {
         let mut stale = None;
         let result = match &this.waiter {
             None => {
-                this.sem.state.write_point();
+                this.sem.state.write_point_as(this.op);
                 let n = this.n;
                 this.sem.state.with_mut(|c| {
                     if c.closed {
@@ -424,10 +474,12 @@ impl Future for Acquire<'_> {
             Ok(None) => {
                 this.done = true;
                 this.waiter = None;
+                this.sem.note_held();
                 Poll::Ready(Ok(()))
             }
             Ok(Some(waiter)) => {
                 this.waiter = Some(waiter);
+                this.sem.state.waiting(this.op, this.sem.verbs.waiting);
                 Poll::Pending
             }
             Err(e) => {

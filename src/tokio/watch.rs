@@ -146,7 +146,7 @@ impl<T> Sender<T> {
     /// Replaces the value and wakes the receivers; fails (giving the value back, the old one
     /// kept) when no receiver is left.
     pub fn send(&self, value: T) -> Result<(), error::SendError<T>> {
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("send");
         if self.chan.meta.with(|m| m.receivers) == 0 {
             return Err(error::SendError(value));
         }
@@ -158,7 +158,7 @@ impl<T> Sender<T> {
 
     /// Replaces the value whether or not a receiver is left; returns the old one.
     pub fn send_replace(&self, value: T) -> T {
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("send_replace");
         let old = std::mem::replace(&mut *self.chan.write(), value);
         self.chan.bump();
         old
@@ -174,7 +174,7 @@ impl<T> Sender<T> {
 
     /// Changes the value in place; wakes the receivers only if `modify` says it changed it.
     pub fn send_if_modified(&self, modify: impl FnOnce(&mut T) -> bool) -> bool {
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("send_if_modified");
         let changed = modify(&mut self.chan.write());
         if changed {
             self.chan.bump();
@@ -184,7 +184,7 @@ impl<T> Sender<T> {
 
     /// The current value.
     pub fn borrow(&self) -> Ref<'_, T> {
-        self.chan.meta.read_point();
+        self.chan.meta.read_point_as("borrow");
         self.chan.version();
         Ref {
             inner: self.chan.read(),
@@ -194,7 +194,7 @@ impl<T> Sender<T> {
 
     /// A new receiver, with the current value seen.
     pub fn subscribe(&self) -> Receiver<T> {
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("subscribe");
         let version = self.chan.meta.with_mut(|m| {
             m.receivers += 1;
             m.version
@@ -207,7 +207,7 @@ impl<T> Sender<T> {
 
     /// How many receivers are left.
     pub fn receiver_count(&self) -> usize {
-        self.chan.meta.read_point();
+        self.chan.meta.read_point_as("receiver_count");
         self.chan.meta.with(|m| m.receivers)
     }
 
@@ -218,7 +218,7 @@ impl<T> Sender<T> {
 
     /// Waits until no receiver is left.
     pub async fn closed(&self) {
-        self.chan.meta.read_point();
+        self.chan.meta.read_point_as("closed");
         let mut wait = Wait {
             chan: &self.chan,
             ticket: None,
@@ -232,6 +232,7 @@ impl<T> Sender<T> {
                     std::task::Poll::Ready(())
                 } else {
                     stale = m.closed_waiters.register(ticket, cx.waker());
+                    wait.chan.meta.waiting("closed", "receivers open");
                     std::task::Poll::Pending
                 }
             });
@@ -244,7 +245,7 @@ impl<T> Sender<T> {
 
 impl<T> Clone for Sender<T> {
     fn clone(&self) -> Self {
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("clone sender");
         self.chan.meta.with_mut(|m| m.senders += 1);
         Sender {
             chan: self.chan.clone(),
@@ -257,7 +258,7 @@ impl<T> Drop for Sender<T> {
         if !sim::engine_running() {
             return;
         }
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("drop sender");
         let woken = self.chan.meta.with_mut(|m| {
             m.senders -= 1;
             match m.senders {
@@ -287,7 +288,7 @@ impl<T> Drop for Wait<'_, T> {
     fn drop(&mut self) {
         if self.ticket.is_some() && sim::engine_running() {
             let (list, ticket) = (self.list, self.ticket);
-            self.chan.meta.write_point();
+            self.chan.meta.write_point_as("drop changed");
             let stale = self.chan.meta.with_mut(|m| list(m).remove(ticket));
             drop(stale);
         }
@@ -303,7 +304,7 @@ pub struct Receiver<T> {
 impl<T> Receiver<T> {
     /// The current value, without marking it seen.
     pub fn borrow(&self) -> Ref<'_, T> {
-        self.chan.meta.read_point();
+        self.chan.meta.read_point_as("borrow");
         let current = self.chan.version();
         Ref {
             inner: self.chan.read(),
@@ -313,7 +314,7 @@ impl<T> Receiver<T> {
 
     /// The current value, marking it seen.
     pub fn borrow_and_update(&mut self) -> Ref<'_, T> {
-        self.chan.meta.read_point();
+        self.chan.meta.read_point_as("borrow_and_update");
         let current = self.chan.version();
         let has_changed = current != self.version;
         self.version = current;
@@ -325,7 +326,7 @@ impl<T> Receiver<T> {
 
     /// Whether a value not seen yet is there; an error once every sender is gone.
     pub fn has_changed(&self) -> Result<bool, error::RecvError> {
-        self.chan.meta.read_point();
+        self.chan.meta.read_point_as("has_changed");
         self.chan.meta.with(|m| match m.senders {
             0 => Err(error::RecvError(())),
             _ => Ok(m.version != self.version),
@@ -335,7 +336,7 @@ impl<T> Receiver<T> {
     /// Waits for a value not seen yet and marks it seen; an error once every sender is gone
     /// and the current value is seen. Dropped while it waits, it marks nothing seen.
     pub async fn changed(&mut self) -> Result<(), error::RecvError> {
-        self.chan.meta.read_point();
+        self.chan.meta.read_point_as("changed");
         let seen = self.version;
         let mut wait = Wait {
             chan: &self.chan,
@@ -352,6 +353,7 @@ impl<T> Receiver<T> {
                     std::task::Poll::Ready(Err(error::RecvError(())))
                 } else {
                     stale = m.changed_waiters.register(ticket, cx.waker());
+                    wait.chan.meta.waiting("changed", "unchanged");
                     std::task::Poll::Pending
                 }
             });
@@ -387,13 +389,13 @@ impl<T> Receiver<T> {
 
     /// Marks the current value unseen: the next `changed()` completes at once.
     pub fn mark_changed(&mut self) {
-        self.chan.meta.read_point();
+        self.chan.meta.read_point_as("mark_changed");
         self.version = self.chan.version().wrapping_sub(1);
     }
 
     /// Marks the current value seen.
     pub fn mark_unchanged(&mut self) {
-        self.chan.meta.read_point();
+        self.chan.meta.read_point_as("mark_unchanged");
         self.version = self.chan.version();
     }
 
@@ -405,7 +407,7 @@ impl<T> Receiver<T> {
 
 impl<T> Clone for Receiver<T> {
     fn clone(&self) -> Self {
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("clone receiver");
         self.chan.meta.with_mut(|m| m.receivers += 1);
         Receiver {
             chan: self.chan.clone(),
@@ -419,7 +421,7 @@ impl<T> Drop for Receiver<T> {
         if !sim::engine_running() {
             return;
         }
-        self.chan.meta.write_point();
+        self.chan.meta.write_point_as("drop receiver");
         let woken = self.chan.meta.with_mut(|m| {
             m.receivers -= 1;
             match m.receivers {

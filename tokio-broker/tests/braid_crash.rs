@@ -151,7 +151,9 @@ fn bound_first_reorders_across_a_crash_when_try_send_is_two_steps() {
         "/findings/bound-first-crash-try-send.json"
     );
     let again = crash_in_flight(Variant::BoundFirst).replay(committed).run();
-    let replayed = again.failure().expect("the committed replay reproduces it");
+    let replayed = again
+        .failure()
+        .unwrap_or_else(|| panic!("the committed replay reproduces it: {:?}", again.outcome));
     assert!(
         replayed.message.contains("delivered after"),
         "{}",

@@ -11,8 +11,12 @@ use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use sim::replay_file::ReplayFile;
 
-use crate::cli::{ExploreArgs, PreemptionBound, StrategyArg, TestArgs};
+use crate::cli::{ExploreArgs, PreemptionBound, ReplayArgs, StrategyArg, TestArgs};
 use crate::Verdict;
+
+/// The name a failure's trace file ends with, beside its outcome's `.json` (as the library
+/// writes it).
+const TRACE_SUFFIX: &str = ".trace.json";
 
 /// The `model` a `#[braid::test]`'s replay file names.
 pub const TEST_MODEL: &str = "test";
@@ -29,14 +33,15 @@ struct TestOutcome {
     source: Option<String>,
     file: Option<String>,
     rerun: Option<String>,
+    /// A failure's run, from the trace file beside the outcome (for the pictures).
+    #[serde(skip)]
+    trace: Option<sim::trace::Trace>,
 }
 
 /// `braid test`: `cargo test` with `--cfg madsim` in `<target>/braid`, the settings through
 /// the `BRAID_*` variables; one line per braid test and a total.
 pub fn test(args: &TestArgs) -> Result<Verdict> {
-    let target = target_directory()?.join("braid");
-    let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    cargo.arg("test");
+    let (mut cargo, target) = braid_cargo(None, None)?;
     // Every test binary runs, so that every braid test gets its line.
     let harness = args.cargo_args.iter().position(|a| a == "--");
     let ours = &args.cargo_args[..harness.unwrap_or(args.cargo_args.len())];
@@ -44,17 +49,6 @@ pub fn test(args: &TestArgs) -> Result<Verdict> {
         cargo.arg("--no-fail-fast");
     }
     cargo.args(&args.cargo_args);
-    let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
-    if !flags
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .windows(2)
-        .any(|w| w == ["--cfg", "madsim"])
-    {
-        flags = format!("{flags} --cfg madsim").trim().to_string();
-    }
-    cargo.env("RUSTFLAGS", flags);
-    cargo.env("CARGO_TARGET_DIR", &target);
     if let Some(runs) = args.runs {
         cargo.env("BRAID_RUNS", runs.to_string());
     }
@@ -158,7 +152,7 @@ fn target_directory() -> Result<PathBuf> {
 /// Runs `cargo test FILTER` with the budget of `args`; 0 if every test held, 1 if one did not.
 pub fn explore(args: &ExploreArgs, filter: &str) -> Result<Verdict> {
     let budget = &args.budget;
-    let mut cargo = cargo_test(args.package.as_deref(), None);
+    let (mut cargo, _) = braid_cargo(args.package.as_deref(), None)?;
     cargo.arg(filter);
     if let Some(runs) = budget.runs {
         cargo.env("BRAID_RUNS", runs.to_string());
@@ -192,7 +186,8 @@ pub fn explore(args: &ExploreArgs, filter: &str) -> Result<Verdict> {
 
 /// Replays a test's replay file under `cargo test`: 0 if it failed again exactly as recorded,
 /// 1 if it no longer fails; a drifted file is bad input (2), as for a model's replay file.
-pub fn replay(file: &ReplayFile, path: &Path) -> Result<Verdict> {
+pub fn replay(file: &ReplayFile, args: &ReplayArgs) -> Result<Verdict> {
+    let path = args.file.as_path();
     let param = |key: &str| file.params.get(key).and_then(|v| v.as_str()).unwrap_or("");
     let (package, krate) = (param("package"), param("crate"));
     if package.is_empty() {
@@ -202,7 +197,7 @@ pub fn replay(file: &ReplayFile, path: &Path) -> Result<Verdict> {
         );
     }
     let target = (krate != package.replace('-', "_") && !krate.is_empty()).then_some(krate);
-    let mut cargo = cargo_test(Some(package), target);
+    let (mut cargo, _) = braid_cargo(Some(package), target)?;
     let name = file
         .scenario
         .split_once("::")
@@ -214,14 +209,21 @@ pub fn replay(file: &ReplayFile, path: &Path) -> Result<Verdict> {
         bail!("{}: test {} did not run", path.display(), file.scenario);
     };
     println!("{}", describe(o));
+    if o.outcome == "drifted" {
+        bail!("{}", o.message.as_deref().unwrap_or("drifted"));
+    }
+    super::replay::draw_test(args, file, o.trace.as_ref())?;
     match (o.outcome.as_str(), o.source.as_deref()) {
         ("failed", Some("replay")) => Ok(Verdict::Clean),
-        ("drifted", _) => bail!("{}", o.message.as_deref().unwrap_or("drifted")),
         _ => Ok(Verdict::Violation),
     }
 }
 
-fn cargo_test(package: Option<&str>, target: Option<&str>) -> Command {
+/// `cargo test` as every braid command runs a user's tests: with `--cfg madsim` (added to
+/// `RUSTFLAGS`), built in `<target>/braid` so the ordinary build's cache is untouched; for
+/// `package` and its test target `target`. Returns the command and that directory.
+fn braid_cargo(package: Option<&str>, target: Option<&str>) -> Result<(Command, PathBuf)> {
+    let dir = target_directory()?.join("braid");
     let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cargo.arg("test");
     if let Some(p) = package {
@@ -230,7 +232,18 @@ fn cargo_test(package: Option<&str>, target: Option<&str>) -> Command {
     if let Some(t) = target {
         cargo.args(["--test", t]);
     }
-    cargo
+    let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+    if !flags
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .windows(2)
+        .any(|w| w == ["--cfg", "madsim"])
+    {
+        flags = format!("{flags} --cfg madsim").trim().to_string();
+    }
+    cargo.env("RUSTFLAGS", flags);
+    cargo.env("CARGO_TARGET_DIR", &dir);
+    Ok((cargo, dir))
 }
 
 /// Runs `cargo` with a fresh report directory and reads back what each test reported, and
@@ -246,12 +259,27 @@ fn run_reporting(mut cargo: Command) -> Result<(Vec<TestOutcome>, bool)> {
         .filter_map(|e| Some(e.ok()?.path()))
         .collect();
     files.sort();
-    for f in files {
+    // `<test>.json` is a test's outcome, `<test>.trace.json` a failure's run beside it.
+    let (traces, reports): (Vec<PathBuf>, Vec<PathBuf>) = files
+        .into_iter()
+        .partition(|f| f.to_string_lossy().ends_with(TRACE_SUFFIX));
+    for f in reports {
         let text = std::fs::read_to_string(&f)?;
-        outcomes.push(
-            serde_json::from_str::<TestOutcome>(&text)
-                .with_context(|| format!("reading {}", f.display()))?,
-        );
+        let mut outcome = serde_json::from_str::<TestOutcome>(&text)
+            .with_context(|| format!("reading {}", f.display()))?;
+        let name = f.to_string_lossy();
+        let trace_file = PathBuf::from(format!(
+            "{}{TRACE_SUFFIX}",
+            name.strip_suffix(".json").unwrap_or(&name)
+        ));
+        if traces.contains(&trace_file) {
+            let text = std::fs::read_to_string(&trace_file)?;
+            outcome.trace = Some(
+                serde_json::from_str(&text)
+                    .with_context(|| format!("reading {}", trace_file.display()))?,
+            );
+        }
+        outcomes.push(outcome);
     }
     let _ = std::fs::remove_dir_all(&dir);
     if outcomes.is_empty() && !status.success() {

@@ -190,8 +190,8 @@ impl ViolationReport {
     fn render_text(&self, out: &mut String, runs: u64) {
         let _ = writeln!(
             out,
-            "  violation {}: first in run {} of {runs} ({} runs broke it, first after {:.1} ms)",
-            self.invariant, self.runs_to_first, self.count, self.time_to_first_ms
+            "  violation {}: first in run {} of {runs} (the replay file's `found.run` {}: an index that also counts runs a reduction cut short), {} runs broke it, first after {:.1} ms",
+            self.invariant, self.runs_to_first, self.first_run, self.count, self.time_to_first_ms
         );
         let minimality = match self.minimality {
             Some(Minimality::Minimum) => ", the minimum (proved)",

@@ -103,6 +103,8 @@ pub(crate) struct Execution {
     /// The run set a timer: reductions do not see time's dependencies (`Explorer` then
     /// searches without them).
     pub used_time: bool,
+    /// Who holds each object a primitive said is held (see `rt::waits`), by object.
+    pub(crate) holders: std::collections::BTreeMap<usize, Vec<usize>>,
     /// Per kind of object, the last number given to an unnamed one (`mutex#3`).
     auto_names: std::collections::BTreeMap<&'static str, usize>,
     strategy: Box<dyn Strategy>,
@@ -174,6 +176,7 @@ impl Execution {
             timers: std::collections::BTreeMap::new(),
             timer_seq: 0,
             used_time: false,
+            holders: std::collections::BTreeMap::new(),
             auto_names: std::collections::BTreeMap::new(),
             strategy,
             bound: StepBound::new(max_steps),
@@ -358,6 +361,8 @@ impl Execution {
             node: self.current.and_then(|t| self.tasks[t.0].node),
             killed: false,
             dropped: false,
+            label: None,
+            waits_on: Vec::new(),
         });
         let id = self.tasks.len() - 1;
         // The step the parent is taking (steps counts the steps granted so far).
@@ -887,6 +892,7 @@ impl Execution {
             self.fair_grant(pick, op);
         }
         if let Op::Blocked(obj) = op {
+            self.tasks[pick.0].waits_on.clear();
             self.blocked_tasks -= 1;
             // The wake is consumed: the task's future is polled again.
             *self.state_mut(obj) = ObjState::Wake { woken: false };
@@ -904,15 +910,20 @@ impl Execution {
         self.digest.write_u64((pick.0 as u64) << 8 | op.code());
         self.digest
             .write_usize(op.object().map_or(usize::MAX, |o| o.0));
+        let label = self.tasks[pick.0].label.take();
         if let Some(trace) = &mut self.trace {
-            trace.lines.push(TraceLine::Step {
-                step: self.steps,
-                task: self.tasks[pick.0].name.to_string(),
-                op: Describe {
+            let op_text = match (label, op.object()) {
+                (Some(label), Some(o)) => format!("{label} {}", self.objects[o.0].name),
+                _ => Describe {
                     op,
                     objects: &self.objects,
                 }
                 .to_string(),
+            };
+            trace.lines.push(TraceLine::Step {
+                step: self.steps,
+                task: self.tasks[pick.0].name.to_string(),
+                op: op_text,
                 object: op.object().map(|o| self.objects[o.0].name.to_string()),
                 effect: None,
                 preempted,
@@ -1101,15 +1112,20 @@ impl Execution {
             if !line.is_empty() {
                 line.push_str("; ");
             }
-            let _ = write!(
-                line,
-                "{} waits on {}",
-                t.name,
-                Describe {
-                    op,
-                    objects: &self.objects
+            match self.said_wait(t) {
+                Some(wait) => line.push_str(&wait.describe()),
+                None => {
+                    let _ = write!(
+                        line,
+                        "{} waits on {}",
+                        t.name,
+                        Describe {
+                            op,
+                            objects: &self.objects
+                        }
+                    );
                 }
-            );
+            }
         }
         if !idle.is_empty() {
             let _ = write!(stuck, " (idle: {idle})");
@@ -1128,6 +1144,9 @@ impl Execution {
     /// What `task`, parked on `op` at a deadlock, waits for: the object's state that keeps it
     /// waiting and who holds the object (for the pictures, beside the violation's message).
     fn wait_of(&self, task: &Task, op: Op) -> Wait {
+        if let Some(wait) = self.said_wait(task) {
+            return wait;
+        }
         let name = |t: usize| self.tasks[t].name.to_string();
         let (state, holders) = match op.object().map(|o| (o, &self.objects[o.0].state)) {
             Some((_, ObjState::Mutex { owner: Some(t) })) => {

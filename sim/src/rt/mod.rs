@@ -12,6 +12,7 @@ pub(crate) mod state;
 pub(crate) mod step_bound;
 pub(crate) mod sync_point;
 pub(crate) mod task;
+pub(crate) mod waits;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

@@ -3,13 +3,20 @@
 
 use super::access::AccessKind;
 use super::op::Op;
-use super::task::sync_point;
+use super::task::{sync_point, sync_point_labeled};
 use super::{with_exec, ObjId};
 use crate::model::Grain;
 
 /// A scheduling point right before an access of `kind` to `obj`, at access grain.
 pub(crate) fn before(obj: ObjId, kind: AccessKind) {
     at_access_grain(Op::Access(obj, kind));
+}
+
+/// `before`, the step named `label` in traces ("lock mutex#1").
+pub(crate) fn before_as(obj: ObjId, kind: AccessKind, label: &'static str) {
+    if super::coroutine::in_stackful() && with_exec(|ex| ex.grain == Grain::Access) {
+        sync_point_labeled(Op::Access(obj, kind), Some(label));
+    }
 }
 
 /// A scheduling point on `op` at access grain; at await grain, nothing.

@@ -62,6 +62,22 @@ pub(crate) struct Task {
     pub killed: bool,
     /// Its future has been dropped (madsim dropped the task).
     pub dropped: bool,
+    /// What its pending step does, in the words of the primitive that parked it ("lock"),
+    /// for traces (see `sync_point_labeled`).
+    pub label: Option<&'static str>,
+    /// What it waits on while blocked on its waker, as the primitive said (see
+    /// `Execution::waits_on`).
+    pub waits_on: Vec<WaitsOn>,
+}
+
+/// What a task blocked on its waker waits for, in the primitive's words: the operation
+/// ("recv"), the object, and what keeps it waiting ("empty"); who holds the object, the
+/// engine knows (`Execution::hold`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WaitsOn {
+    pub op: &'static str,
+    pub object: super::ObjId,
+    pub state: &'static str,
 }
 
 /// What a task in a fair yield waits for: each task in `others` to take a step at or after
@@ -344,6 +360,12 @@ fn withdraw_point(token: u64) {
 /// which only a stackful task can do; in any other task it is not a scheduling point. Returns
 /// the value drawn when `op` is a `choose`.
 pub(crate) fn sync_point(op: Op) -> usize {
+    sync_point_labeled(op, None)
+}
+
+/// `sync_point`, with the step named in traces by `label` and its object ("lock mutex#1")
+/// rather than by the engine's operation ("write mutex#1").
+pub(crate) fn sync_point_labeled(op: Op, label: Option<&'static str>) -> usize {
     // A task unwinding from a panic does not park: its panic ends the run (or reaches its
     // joiner) whatever the others do, and a destructor must not wait on the baton mid-unwind.
     if !coroutine::in_stackful() || std::thread::panicking() {
@@ -355,7 +377,11 @@ pub(crate) fn sync_point(op: Op) -> usize {
         }
         // A lazy point's request in this poll gives way: it asks again when next polled.
         ex.request = None;
-        ex.request(op)
+        let token = ex.request(op);
+        if let Some(me) = ex.current {
+            ex.tasks[me.0].label = label;
+        }
+        token
     });
     let Some(token) = requested else {
         // The run is over: the task goes no further (it is unwound, never resumed), rather

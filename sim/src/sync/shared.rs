@@ -43,6 +43,54 @@ impl<T: Hash> Shared<T> {
         crate::rt::sync_point::before(self.id, AccessKind::Write);
     }
 
+    /// `read_point`, the step named `op` in traces ("recv channel#1" rather than "read
+    /// channel#1"): a primitive built on `Shared` says what its user called.
+    pub fn read_point_as(&self, op: &'static str) {
+        crate::rt::sync_point::before_as(self.id, AccessKind::Read, op);
+    }
+
+    /// `write_point`, the step named `op` in traces ("lock mutex#1").
+    pub fn write_point_as(&self, op: &'static str) {
+        crate::rt::sync_point::before_as(self.id, AccessKind::Write, op);
+    }
+
+    /// The running task's future is about to return `Pending` waiting on this object: `op`
+    /// ("lock") and what keeps it waiting ("empty"), for a deadlock's message and picture.
+    /// Its holders, once `held`, are named: "held by task#2", or where `state` says
+    /// ("{holders} has not finished"). Not an access; until the task's next step.
+    pub fn waiting(&self, op: &'static str, state: &'static str) {
+        crate::rt::try_with_exec(|ex| {
+            ex.waits_on(crate::rt::task::WaitsOn {
+                op,
+                object: self.id,
+                state,
+            })
+        });
+    }
+
+    /// The running task now holds this object (a lock, a permit): a deadlock names it.
+    pub fn held(&self) {
+        crate::rt::try_with_exec(|ex| {
+            if let Some(me) = ex.current {
+                ex.hold(self.id, me.0);
+            }
+        });
+    }
+
+    /// `task` holds this object (a task's end, which only it can bring about).
+    pub fn held_by(&self, task: crate::TaskId) {
+        crate::rt::try_with_exec(|ex| ex.hold(self.id, task.0));
+    }
+
+    /// The running task gives this object back (see `held`).
+    pub fn released(&self) {
+        crate::rt::try_with_exec(|ex| {
+            if let Some(me) = ex.current {
+                ex.unhold(self.id, me.0);
+            }
+        });
+    }
+
     /// Reads the value.
     pub fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
         with_exec(|ex| {

@@ -57,7 +57,7 @@ impl<T> Sender<T> {
             return Err(SendError(value));
         }
         // Two steps, as tokio's: the slot is taken, then the message is queued.
-        self.chan.state.write_point();
+        self.chan.state.write_point_as("send");
         self.chan.push(value, false).map_err(SendError)
     }
 
@@ -67,7 +67,7 @@ impl<T> Sender<T> {
         self.slots().state_write_point();
         match self.slots().try_take(1) {
             Ok(()) => {
-                self.chan.state.write_point();
+                self.chan.state.write_point_as("try_send");
                 self.chan.push(value, false).map_err(TrySendError::Closed)
             }
             Err(TryAcquireError::NoPermits) => Err(TrySendError::Full(value)),
@@ -175,7 +175,7 @@ pub struct Permit<'a, T> {
 impl<T> Permit<'_, T> {
     /// Sends `value` in the reserved slot (dropped if the receiver is gone).
     pub fn send(mut self, value: T) {
-        self.chan.state.write_point();
+        self.chan.state.write_point_as("send");
         self.used = true;
         let _ = self.chan.push(value, false);
         self.chan.reserve_slot(-1);
@@ -185,7 +185,7 @@ impl<T> Permit<'_, T> {
 impl<T> Drop for Permit<'_, T> {
     fn drop(&mut self) {
         if !self.used && sim::engine_running() {
-            self.chan.state.write_point();
+            self.chan.state.write_point_as("drop permit");
             self.chan.reserve_slot(-1);
             self.chan.free_slot();
         }
@@ -202,7 +202,7 @@ impl<T> OwnedPermit<T> {
     pub fn send(mut self, value: T) -> Sender<T> {
         // The point before the permit gives up its sender: killed there, it still frees its slot.
         if let Some(sender) = &self.sender {
-            sender.chan.state.write_point();
+            sender.chan.state.write_point_as("send");
         }
         let sender = self.sender.take().expect("an unused permit");
         let _ = sender.chan.push(value, false);
@@ -213,7 +213,7 @@ impl<T> OwnedPermit<T> {
     /// Gives the slot back unused, and the sender.
     pub fn release(mut self) -> Sender<T> {
         if let Some(sender) = &self.sender {
-            sender.chan.state.write_point();
+            sender.chan.state.write_point_as("release permit");
         }
         let sender = self.sender.take().expect("an unused permit");
         sender.chan.reserve_slot(-1);
@@ -226,7 +226,7 @@ impl<T> Drop for OwnedPermit<T> {
     fn drop(&mut self) {
         if let Some(sender) = self.sender.take() {
             if sim::engine_running() {
-                sender.chan.state.write_point();
+                sender.chan.state.write_point_as("drop permit");
                 sender.chan.reserve_slot(-1);
                 sender.chan.free_slot();
             }
@@ -243,26 +243,26 @@ impl<T> Receiver<T> {
     /// Waits for the next message: `None` once every sender is gone (or the channel was
     /// closed) and nothing is queued. Receiving frees a slot for a waiting sender.
     pub async fn recv(&mut self) -> Option<T> {
-        self.chan.state.write_point();
+        self.chan.state.write_point_as("recv");
         std::future::poll_fn(|cx| self.chan.poll_recv(cx)).await
     }
 
     /// The next message if one is queued now.
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        self.chan.state.write_point();
+        self.chan.state.write_point_as("try_recv");
         self.chan.try_recv()
     }
 
     /// Polls for the next message (for hand-written futures): each poll is a scheduling point.
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        self.chan.state.write_point();
+        self.chan.state.write_point_as("poll_recv");
         self.chan.poll_recv(cx)
     }
 
     /// Closes the channel: sends fail from now on, waiting ones included; what is queued (and
     /// what reserved slots still send) can be received.
     pub fn close(&mut self) {
-        self.chan.state.write_point();
+        self.chan.state.write_point_as("close");
         self.chan.close();
     }
 

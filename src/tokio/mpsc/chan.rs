@@ -142,6 +142,7 @@ impl<T> Chan<T> {
             None => {
                 closed = c.senders == 0 || c.rx_closed;
                 stale = c.rx_waker.replace(cx.waker().clone());
+                self.state.waiting("recv", "empty");
                 Poll::Pending
             }
         });
@@ -192,7 +193,7 @@ impl<T> Chan<T> {
         if !sim::engine_running() {
             return;
         }
-        self.state.write_point();
+        self.state.write_point_as("drop receiver");
         self.close();
         let (queued, waker) = self.state.with_mut(|c| {
             c.rx_dropped = true;
@@ -207,19 +208,19 @@ impl<T> Chan<T> {
 
     /// Whether the receiver closed the channel or is gone.
     pub(super) fn is_closed(&self) -> bool {
-        self.state.read_point();
+        self.state.read_point_as("is_closed");
         self.state.with(|c| c.rx_closed)
     }
 
     /// How many messages wait.
     pub(super) fn len(&self) -> usize {
-        self.state.read_point();
+        self.state.read_point_as("len");
         self.state.with(|c| c.queue.len())
     }
 
     /// One more sender.
     pub(super) fn add_sender(&self) {
-        self.state.write_point();
+        self.state.write_point_as("clone sender");
         self.state.with_mut(|c| c.senders += 1);
     }
 
@@ -230,7 +231,7 @@ impl<T> Chan<T> {
         }
         // The last sender's drop ends the channel for the receiver: another task may look
         // first, or send first.
-        self.state.write_point();
+        self.state.write_point_as("drop sender");
         let waker = self.state.with_mut(|c| {
             c.senders -= 1;
             match c.senders {
@@ -251,6 +252,7 @@ impl<T> Chan<T> {
                 Poll::Ready(())
             } else {
                 stale = c.closed_waiters.register(ticket, cx.waker());
+                self.state.waiting("closed", "receiver open");
                 Poll::Pending
             }
         });
@@ -270,7 +272,7 @@ impl<T> Chan<T> {
 impl<T> Chan<T> {
     /// The receiver's view of closed: it closed the channel, or every sender is gone.
     pub(super) fn rx_is_closed(&self) -> bool {
-        self.state.read_point();
+        self.state.read_point_as("is_closed");
         self.state.with(|c| c.rx_closed || c.senders == 0)
     }
 }
@@ -284,7 +286,7 @@ pub(super) struct ClosedWait<'a, T> {
 impl<T> ClosedWait<'_, T> {
     /// Waits until the receiver closes the channel or is gone.
     pub(super) async fn wait(mut self) {
-        self.chan.state.read_point();
+        self.chan.state.read_point_as("closed");
         std::future::poll_fn(|cx| self.chan.poll_closed(&mut self.ticket, cx)).await
     }
 }

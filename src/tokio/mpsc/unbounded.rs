@@ -44,7 +44,7 @@ impl<T> UnboundedSender<T> {
     /// Queues `value` without waiting; gives it back if the receiver closed the channel or is
     /// gone.
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
-        self.chan.state.write_point();
+        self.chan.state.write_point_as("send");
         self.chan.push(value, true).map_err(SendError)
     }
 
@@ -99,25 +99,25 @@ impl<T> UnboundedReceiver<T> {
     /// Waits for the next message: `None` once every sender is gone (or the channel was
     /// closed) and nothing is queued.
     pub async fn recv(&mut self) -> Option<T> {
-        self.chan.state.write_point();
+        self.chan.state.write_point_as("recv");
         std::future::poll_fn(|cx| self.chan.poll_recv(cx)).await
     }
 
     /// The next message if one is queued now.
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        self.chan.state.write_point();
+        self.chan.state.write_point_as("try_recv");
         self.chan.try_recv()
     }
 
     /// Polls for the next message (for hand-written futures): each poll is a scheduling point.
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        self.chan.state.write_point();
+        self.chan.state.write_point_as("poll_recv");
         self.chan.poll_recv(cx)
     }
 
     /// Closes the channel: sends fail from now on; what is queued can still be received.
     pub fn close(&mut self) {
-        self.chan.state.write_point();
+        self.chan.state.write_point_as("close");
         self.chan.close();
     }
 

@@ -36,7 +36,7 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
     }
     let file = ReplayFile::load(&args.file)?;
     if file.model == super::cargo_test::TEST_MODEL {
-        return super::cargo_test::replay(&file, &args.file);
+        return super::cargo_test::replay(&file, args);
     }
     let replayed = replay(file, &args.file)?;
     let title = title(&replayed.file);
@@ -67,15 +67,47 @@ fn replay(file: ReplayFile, path: &Path) -> Result<Replayed> {
     })
 }
 
-/// The SVG and HTML pictures asked for.
+/// The SVG and HTML pictures asked for, each said on stderr once written (with the directory
+/// it made, if its directory did not exist).
 fn write_pictures(args: &ReplayArgs, trace: &Trace, caption: &Caption<'_>) -> Result<()> {
-    if let Some(out) = &args.svg {
-        write_atomic(out, render::svg(trace, caption).as_bytes())
+    let pictures = [
+        (&args.svg, render::svg as fn(&Trace, &Caption<'_>) -> String),
+        (&args.html, render::html),
+    ];
+    for (out, draw) in pictures {
+        let Some(out) = out else { continue };
+        let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
+        let made = dir.filter(|d| !d.exists());
+        write_atomic(out, draw(trace, caption).as_bytes())
             .with_context(|| format!("writing {}", out.display()))?;
+        match made {
+            Some(d) => eprintln!("braid: wrote {} (made {})", out.display(), d.display()),
+            None => eprintln!("braid: wrote {}", out.display()),
+        }
     }
-    if let Some(out) = &args.html {
-        write_atomic(out, render::html(trace, caption).as_bytes())
-            .with_context(|| format!("writing {}", out.display()))?;
+    Ok(())
+}
+
+/// The pictures of a test's replay file, from the run its test reported (`trace`: `None` when
+/// the schedule no longer fails: nothing is drawn, and that is said).
+pub fn draw_test(args: &ReplayArgs, file: &ReplayFile, trace: Option<&Trace>) -> Result<()> {
+    if args.svg.is_none() && args.html.is_none() && !args.mermaid {
+        return Ok(());
+    }
+    let Some(trace) = trace else {
+        eprintln!(
+            "braid: nothing drawn: the test did not fail on {}'s schedule",
+            args.file.display()
+        );
+        return Ok(());
+    };
+    let caption = Caption {
+        title: &file.scenario,
+        verdict: Some((&file.violation.invariant, &file.violation.message)),
+    };
+    write_pictures(args, trace, &caption)?;
+    if args.mermaid {
+        print::mermaid_of(trace, &caption, args.compact);
     }
     Ok(())
 }

@@ -30,17 +30,18 @@ struct ReplayReport<'a> {
 
 pub(super) fn print(args: &ReplayArgs, replayed: &Replayed, caption: &Caption<'_>) -> Result<()> {
     match args.format {
-        _ if args.mermaid => mermaid(replayed, caption, args.compact),
+        _ if args.mermaid => mermaid_of(&replayed.trace, caption, args.compact),
         Format::Json => json(replayed)?,
         Format::Text => text(replayed),
     }
     Ok(())
 }
 
-fn mermaid(replayed: &Replayed, caption: &Caption<'_>, compact: bool) {
+/// Prints the run as a fenced Mermaid sequence diagram.
+pub(super) fn mermaid_of(trace: &sim::trace::Trace, caption: &Caption<'_>, compact: bool) {
     let diagram = match compact {
-        true => render::mermaid_compact(&replayed.trace, caption),
-        false => render::mermaid(&replayed.trace, caption),
+        true => render::mermaid_compact(trace, caption),
+        false => render::mermaid(trace, caption),
     };
     println!("```mermaid\n{diagram}```");
 }

@@ -1,0 +1,85 @@
+//! What a task blocked on its waker waits for, as the primitive that blocked it says, and who
+//! holds what: so a deadlock in code on the tokio facade names the channel, lock or task each
+//! task waits on and who holds it ("main waits on lock mutex#1: held by task#2"), as a model's
+//! deadlock does with the engine's own primitives.
+//!
+//! A primitive says it (through `sync::Shared`) just before its future returns `Pending`;
+//! the record lasts until the task is next granted a step. Holders are kept per object: a
+//! task that takes a lock or permit holds it until it, or whoever its guard went to, gives it
+//! back. None of this is in a digest or decides anything: it is for messages and pictures.
+
+use super::execution::Execution;
+use super::task::{Task, WaitsOn};
+use super::ObjId;
+use crate::trace::Wait;
+
+impl Execution {
+    /// The running task is about to return `Pending` on `wait` (one of several, in a
+    /// `select!`).
+    pub(crate) fn waits_on(&mut self, wait: WaitsOn) {
+        if let Some(me) = self.current {
+            let waits = &mut self.tasks[me.0].waits_on;
+            if !waits
+                .iter()
+                .any(|w| w.object == wait.object && w.op == wait.op)
+            {
+                waits.push(wait);
+            }
+        }
+    }
+
+    /// The running task now holds `obj` (a lock, a permit).
+    pub(crate) fn hold(&mut self, obj: ObjId, task: usize) {
+        self.holders.entry(obj.0).or_default().push(task);
+    }
+
+    /// `task` gave `obj` back; if it is not among the holders (its guard was moved to it), the
+    /// longest holder is taken to have given it.
+    pub(crate) fn unhold(&mut self, obj: ObjId, task: usize) {
+        if let Some(holders) = self.holders.get_mut(&obj.0) {
+            let at = holders.iter().position(|&t| t == task).unwrap_or(0);
+            if at < holders.len() {
+                holders.remove(at);
+            }
+        }
+    }
+
+    /// What `task`, blocked on its waker, waits on, if the primitive said: a `Wait` whose
+    /// `op` joins a `select!`'s several waits with "or".
+    pub(crate) fn said_wait(&self, task: &Task) -> Option<Wait> {
+        let first = task.waits_on.first()?;
+        let mut ops = Vec::with_capacity(task.waits_on.len());
+        let mut holders = Vec::new();
+        let mut states = Vec::new();
+        for w in &task.waits_on {
+            ops.push(format!("{} {}", w.op, self.objects[w.object.0].name));
+            let held: Vec<String> = self
+                .holders
+                .get(&w.object.0)
+                .into_iter()
+                .flatten()
+                .map(|&t| self.tasks[t].name.to_string())
+                .collect();
+            // A state may name its holders itself ("{holders} has not finished").
+            states.push(match (held.is_empty(), w.state.contains("{holders}")) {
+                (true, _) => w.state.replace("{holders} ", ""),
+                (false, true) => w.state.replace("{holders}", &held.join(", ")),
+                (false, false) => format!("held by {}", held.join(", ")),
+            });
+            holders.extend(held);
+        }
+        holders.dedup();
+        let (op, state) = match ops.len() {
+            1 => (ops.remove(0), states.remove(0)),
+            _ => (ops.join(" or "), states.join(" / ")),
+        };
+        Some(Wait {
+            task: task.name.to_string(),
+            op,
+            object: Some(self.objects[first.object.0].name.to_string()),
+            state,
+            holders,
+            idle: false,
+        })
+    }
+}
