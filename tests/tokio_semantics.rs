@@ -261,3 +261,69 @@ fn a_facade_primitive_outside_a_run_says_what_to_do() {
         "{message}"
     );
 }
+
+#[test]
+fn a_deadlock_names_what_each_task_waits_on_and_who_holds_it() {
+    let report = braid::check(|| async {
+        let a = std::sync::Arc::new(Mutex::new(0));
+        let b = std::sync::Arc::new(Mutex::new(0));
+        let (a2, b2) = (a.clone(), b.clone());
+        let t = tokio::spawn(async move {
+            let _g = b2.lock().await;
+            tokio::task::yield_now().await;
+            let _h = a2.lock().await;
+        });
+        {
+            let _g = a.lock().await;
+            tokio::task::yield_now().await;
+            let _h = b.lock().await;
+        }
+        t.await.unwrap();
+    })
+    .out(std::env::temp_dir())
+    .run();
+    let Outcome::Failed(failure) = &report.outcome else {
+        panic!("{:?}", report.outcome)
+    };
+    assert_eq!(failure.invariant, "deadlock");
+    for wait in [
+        "main waits on lock mutex#2: held by task",
+        "task waits on lock mutex#1: held by main",
+    ] {
+        assert!(failure.message.contains(wait), "{}", failure.message);
+        assert!(failure.trace.contains(wait), "{}", failure.trace);
+    }
+    // Steps are named by the tokio operation, not the engine's access.
+    assert!(failure.trace.contains("lock mutex#1"), "{}", failure.trace);
+    assert!(
+        !failure.trace.contains("write mutex#1"),
+        "{}",
+        failure.trace
+    );
+    let wait_for = &failure.run_trace.as_ref().expect("a trace").wait_for;
+    assert_eq!(wait_for.len(), 2, "{wait_for:?}");
+    assert!(
+        wait_for.iter().all(|w| w.holders.len() == 1),
+        "{wait_for:?}"
+    );
+}
+
+#[test]
+fn a_join_that_never_ends_names_the_task_joined() {
+    let report = braid::check(|| async {
+        let (_tx, mut rx) = mpsc::channel::<u32>(1);
+        let t = tokio::spawn(async move { rx.recv().await });
+        t.await.unwrap();
+    })
+    .out(std::env::temp_dir())
+    .run();
+    let Outcome::Failed(failure) = &report.outcome else {
+        panic!("{:?}", report.outcome)
+    };
+    assert!(
+        failure.message.contains("has not finished")
+            && failure.message.contains("waits on recv channel#1: empty"),
+        "{}",
+        failure.message
+    );
+}
