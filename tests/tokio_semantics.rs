@@ -327,3 +327,43 @@ fn a_join_that_never_ends_names_the_task_joined() {
         failure.message
     );
 }
+
+/// A spin-wait on `tokio::task::yield_now` (which may go on at once, as tokio's may) is still
+/// proved over every schedule: the yielder goes on at once at most once per cycle of yields.
+/// Prints the schedules beside the fair `braid::task::yield_now`'s (the cost of tokio's
+/// semantics).
+#[test]
+fn a_spin_wait_on_tokios_yield_is_still_proved() {
+    fn spin(tokio_yield: bool) -> u64 {
+        let report = braid::check(move || async move {
+            let ready = std::sync::Arc::new(Mutex::new(false));
+            let data = std::sync::Arc::new(Mutex::new(0u32));
+            let (r, d) = (ready.clone(), data.clone());
+            let producer = tokio::spawn(async move {
+                *d.lock().await = 42;
+                *r.lock().await = true;
+            });
+            while !*ready.lock().await {
+                match tokio_yield {
+                    true => tokio::task::yield_now().await,
+                    false => braid::task::yield_now().await,
+                }
+            }
+            assert_eq!(*data.lock().await, 42);
+            producer.await.unwrap();
+        })
+        .strategy(Strategy::dfs(None))
+        .run();
+        match report.outcome {
+            Outcome::Holds {
+                exhaustive: true,
+                runs,
+                ..
+            } => runs,
+            other => panic!("tokio_yield {tokio_yield}: {other:?}"),
+        }
+    }
+    let (tokio_runs, fair_runs) = (spin(true), spin(false));
+    eprintln!("spin-wait proved: {tokio_runs} schedules with tokio's yield_now, {fair_runs} with the fair one");
+    assert!(tokio_runs >= fair_runs);
+}
