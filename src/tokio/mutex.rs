@@ -4,7 +4,9 @@
 
 use std::cell::UnsafeCell;
 use std::fmt;
+use std::future::Future;
 use std::ops::{Deref, DerefMut};
+use std::panic::Location;
 use std::sync::Arc;
 
 use super::semaphore::{Semaphore, TryAcquireError};
@@ -62,22 +64,28 @@ impl<T> Mutex<T> {
 }
 
 impl<T: ?Sized> Mutex<T> {
-    /// Waits for the lock (queued behind earlier lockers) and returns its guard.
-    pub async fn lock(&self) -> MutexGuard<'_, T> {
-        self.sem
-            .acquire_n(1)
-            .await
-            .expect("a mutex's semaphore is never closed");
-        MutexGuard { lock: self }
+    /// Waits for the lock (queued behind earlier lockers) and returns its guard. Traces and
+    /// deadlocks name the caller's line ("lock mutex#1 at src/pool.rs:26").
+    #[track_caller]
+    pub fn lock(&self) -> impl Future<Output = MutexGuard<'_, T>> + '_ {
+        let acquire = self.sem.acquire_at(1, "lock", Some(Location::caller()));
+        async move {
+            acquire.await.expect("a mutex's semaphore is never closed");
+            MutexGuard { lock: self }
+        }
     }
 
     /// [`lock`](Self::lock) on an `Arc`, for a guard that outlives the borrow.
-    pub async fn lock_owned(self: Arc<Self>) -> OwnedMutexGuard<T> {
-        self.sem
-            .acquire_n(1)
-            .await
-            .expect("a mutex's semaphore is never closed");
-        OwnedMutexGuard { lock: self }
+    #[track_caller]
+    pub fn lock_owned(self: Arc<Self>) -> impl Future<Output = OwnedMutexGuard<T>> {
+        let at = Location::caller();
+        async move {
+            self.sem
+                .acquire_at(1, "lock", Some(at))
+                .await
+                .expect("a mutex's semaphore is never closed");
+            OwnedMutexGuard { lock: self }
+        }
     }
 
     /// The guard if the mutex is free now (and nobody waits for it), without waiting.

@@ -142,9 +142,11 @@ impl Notify {
     ///
     /// Creating it reads the `notify_waiters` count, a scheduling point: between a check of a
     /// flag and this call another task may notify (the classic lost wakeup).
+    #[track_caller]
     pub fn notified(&self) -> Notified<'_> {
         self.state.read_point_as("notified");
         Notified {
+            at: Some(std::panic::Location::caller()),
             notify: self,
             generation: self.state.with(|c| c.generation),
             node: None,
@@ -170,6 +172,8 @@ impl fmt::Debug for Notify {
 #[must_use = "futures do nothing unless awaited"]
 pub struct Notified<'a> {
     notify: &'a Notify,
+    /// Where the user called `notified()`, for traces and deadlocks.
+    at: Option<&'static std::panic::Location<'static>>,
     generation: u64,
     node: Option<Arc<Node>>,
     done: bool,
@@ -186,7 +190,7 @@ impl Future for Notified<'_> {
         let state = &this.notify.state;
         let ready = match &this.node {
             None => {
-                state.write_point_as("notified");
+                state.write_point_at("notified", this.at);
                 let generation = this.generation;
                 state.with_mut(|c| {
                     if c.generation != generation {
@@ -224,7 +228,9 @@ impl Future for Notified<'_> {
             }
             Some(node) => {
                 this.node = Some(node);
-                this.notify.state.waiting("notified", "not notified");
+                this.notify
+                    .state
+                    .waiting_at("notified", "not notified", this.at);
                 Poll::Pending
             }
         }

@@ -4,7 +4,9 @@
 
 use std::cell::UnsafeCell;
 use std::fmt;
+use std::future::Future;
 use std::ops::{Deref, DerefMut};
+use std::panic::Location;
 
 use super::mutex::TryLockError;
 use super::semaphore::Semaphore;
@@ -80,21 +82,25 @@ impl<T> RwLock<T> {
 
 impl<T: ?Sized> RwLock<T> {
     /// Waits for shared access: queued behind earlier lockers, a waiting writer included.
-    pub async fn read(&self) -> RwLockReadGuard<'_, T> {
-        self.sem
-            .acquire_as(1, "read")
-            .await
-            .expect("a lock's semaphore is never closed");
-        RwLockReadGuard { lock: self }
+    #[track_caller]
+    pub fn read(&self) -> impl Future<Output = RwLockReadGuard<'_, T>> + '_ {
+        let acquire = self.sem.acquire_at(1, "read", Some(Location::caller()));
+        async move {
+            acquire.await.expect("a lock's semaphore is never closed");
+            RwLockReadGuard { lock: self }
+        }
     }
 
     /// Waits for exclusive access: queued behind earlier lockers.
-    pub async fn write(&self) -> RwLockWriteGuard<'_, T> {
-        self.sem
-            .acquire_as(self.max_readers as usize, "write")
-            .await
-            .expect("a lock's semaphore is never closed");
-        RwLockWriteGuard { lock: self }
+    #[track_caller]
+    pub fn write(&self) -> impl Future<Output = RwLockWriteGuard<'_, T>> + '_ {
+        let acquire =
+            self.sem
+                .acquire_at(self.max_readers as usize, "write", Some(Location::caller()));
+        async move {
+            acquire.await.expect("a lock's semaphore is never closed");
+            RwLockWriteGuard { lock: self }
+        }
     }
 
     /// Shared access if no writer holds the lock or waits for it, without waiting.

@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::hash::{Hash, Hasher};
+use std::panic::Location;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -238,18 +239,28 @@ impl Semaphore {
     }
 
     /// Waits for a permit (queued behind earlier waiters).
-    pub async fn acquire(&self) -> Result<SemaphorePermit<'_>, AcquireError> {
-        self.acquire_many(1).await
+    #[track_caller]
+    pub fn acquire(
+        &self,
+    ) -> impl Future<Output = Result<SemaphorePermit<'_>, AcquireError>> + Send + '_ {
+        self.acquire_many(1)
     }
 
     /// Waits for `n` permits at once (queued behind earlier waiters, and holding back later
     /// ones while it waits).
-    pub async fn acquire_many(&self, n: u32) -> Result<SemaphorePermit<'_>, AcquireError> {
-        self.acquire_n(n as usize).await?;
-        Ok(SemaphorePermit {
-            sem: self,
-            permits: n,
-        })
+    #[track_caller]
+    pub fn acquire_many(
+        &self,
+        n: u32,
+    ) -> impl Future<Output = Result<SemaphorePermit<'_>, AcquireError>> + Send + '_ {
+        let acquire = self.acquire_at(n as usize, self.verbs.acquire, Some(Location::caller()));
+        async move {
+            acquire.await?;
+            Ok(SemaphorePermit {
+                sem: self,
+                permits: n,
+            })
+        }
     }
 
     /// A permit if one is free now, without waiting.
@@ -339,9 +350,20 @@ impl Semaphore {
 
     /// `acquire_n`, named `op` in traces (an `RwLock`'s "read" and "write").
     pub(crate) fn acquire_as(&self, n: usize, op: &'static str) -> Acquire<'_> {
+        self.acquire_at(n, op, None)
+    }
+
+    /// `acquire_as`, with the user's call site (the caller of a `#[track_caller]` operation).
+    pub(crate) fn acquire_at(
+        &self,
+        n: usize,
+        op: &'static str,
+        at: Option<&'static Location<'static>>,
+    ) -> Acquire<'_> {
         Acquire {
             sem: self,
             op,
+            at,
             n,
             waiter: None,
             done: false,
@@ -418,6 +440,7 @@ impl fmt::Debug for Semaphore {
 pub(crate) struct Acquire<'a> {
     sem: &'a Semaphore,
     op: &'static str,
+    at: Option<&'static Location<'static>>,
     n: usize,
     waiter: Option<Arc<Waiter>>,
     done: bool,
@@ -434,7 +457,7 @@ impl Future for Acquire<'_> {
         let mut stale = None;
         let result = match &this.waiter {
             None => {
-                this.sem.state.write_point_as(this.op);
+                this.sem.state.write_point_at(this.op, this.at);
                 let n = this.n;
                 this.sem.state.with_mut(|c| {
                     if c.closed {
@@ -479,7 +502,9 @@ impl Future for Acquire<'_> {
             }
             Ok(Some(waiter)) => {
                 this.waiter = Some(waiter);
-                this.sem.state.waiting(this.op, this.sem.verbs.waiting);
+                this.sem
+                    .state
+                    .waiting_at(this.op, this.sem.verbs.waiting, this.at);
                 Poll::Pending
             }
             Err(e) => {

@@ -913,7 +913,7 @@ impl Execution {
         let label = self.tasks[pick.0].label.take();
         if let Some(trace) = &mut self.trace {
             let op_text = match (label, op.object()) {
-                (Some(label), Some(o)) => format!("{label} {}", self.objects[o.0].name),
+                (Some(label), Some(o)) => label.describe(&self.objects[o.0].name),
                 _ => Describe {
                     op,
                     objects: &self.objects,
@@ -1112,7 +1112,7 @@ impl Execution {
             if !line.is_empty() {
                 line.push_str("; ");
             }
-            match self.said_wait(t) {
+            match self.said_wait(t, false) {
                 Some(wait) => line.push_str(&wait.describe()),
                 None => {
                     let _ = write!(
@@ -1144,7 +1144,7 @@ impl Execution {
     /// What `task`, parked on `op` at a deadlock, waits for: the object's state that keeps it
     /// waiting and who holds the object (for the pictures, beside the violation's message).
     fn wait_of(&self, task: &Task, op: Op) -> Wait {
-        if let Some(wait) = self.said_wait(task) {
+        if let Some(wait) = self.said_wait(task, true) {
             return wait;
         }
         let name = |t: usize| self.tasks[t].name.to_string();

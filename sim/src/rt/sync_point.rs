@@ -3,7 +3,7 @@
 
 use super::access::AccessKind;
 use super::op::Op;
-use super::task::{sync_point, sync_point_labeled};
+use super::task::{sync_point, sync_point_labeled, Label};
 use super::{with_exec, ObjId};
 use crate::model::Grain;
 
@@ -13,7 +13,7 @@ pub(crate) fn before(obj: ObjId, kind: AccessKind) {
 }
 
 /// `before`, the step named `label` in traces ("lock mutex#1").
-pub(crate) fn before_as(obj: ObjId, kind: AccessKind, label: &'static str) {
+pub(crate) fn before_as(obj: ObjId, kind: AccessKind, label: Label) {
     if super::coroutine::in_stackful() && with_exec(|ex| ex.grain == Grain::Access) {
         sync_point_labeled(Op::Access(obj, kind), Some(label));
     }

@@ -64,10 +64,28 @@ pub(crate) struct Task {
     pub dropped: bool,
     /// What its pending step does, in the words of the primitive that parked it ("lock"),
     /// for traces (see `sync_point_labeled`).
-    pub label: Option<&'static str>,
+    pub label: Option<Label>,
     /// What it waits on while blocked on its waker, as the primitive said (see
     /// `Execution::waits_on`).
     pub waits_on: Vec<WaitsOn>,
+}
+
+/// A step in its primitive's words: the operation ("lock") and, where the primitive was told,
+/// the user's call site (`#[track_caller]`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Label {
+    pub op: &'static str,
+    pub at: Option<&'static std::panic::Location<'static>>,
+}
+
+impl Label {
+    /// "lock mutex#1", or "lock mutex#1 at src/pool.rs:26".
+    pub fn describe(&self, object: &str) -> String {
+        match self.at {
+            Some(at) => format!("{} {object} at {}:{}", self.op, at.file(), at.line()),
+            None => format!("{} {object}", self.op),
+        }
+    }
 }
 
 /// What a task blocked on its waker waits for, in the primitive's words: the operation
@@ -75,7 +93,7 @@ pub(crate) struct Task {
 /// engine knows (`Execution::hold`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WaitsOn {
-    pub op: &'static str,
+    pub op: Label,
     pub object: super::ObjId,
     pub state: &'static str,
 }
@@ -365,7 +383,7 @@ pub(crate) fn sync_point(op: Op) -> usize {
 
 /// `sync_point`, with the step named in traces by `label` and its object ("lock mutex#1")
 /// rather than by the engine's operation ("write mutex#1").
-pub(crate) fn sync_point_labeled(op: Op, label: Option<&'static str>) -> usize {
+pub(crate) fn sync_point_labeled(op: Op, label: Option<Label>) -> usize {
     // A task unwinding from a panic does not park: its panic ends the run (or reaches its
     // joiner) whatever the others do, and a destructor must not wait on the baton mid-unwind.
     if !coroutine::in_stackful() || std::thread::panicking() {

@@ -9,7 +9,7 @@
 //! back. None of this is in a digest or decides anything: it is for messages and pictures.
 
 use super::execution::Execution;
-use super::task::{Task, WaitsOn};
+use super::task::{Label, Task, WaitsOn};
 use super::ObjId;
 use crate::trace::Wait;
 
@@ -21,7 +21,7 @@ impl Execution {
             let waits = &mut self.tasks[me.0].waits_on;
             if !waits
                 .iter()
-                .any(|w| w.object == wait.object && w.op == wait.op)
+                .any(|w| w.object == wait.object && w.op.op == wait.op.op)
             {
                 waits.push(wait);
             }
@@ -45,14 +45,20 @@ impl Execution {
     }
 
     /// What `task`, blocked on its waker, waits on, if the primitive said: a `Wait` whose
-    /// `op` joins a `select!`'s several waits with "or".
-    pub(crate) fn said_wait(&self, task: &Task) -> Option<Wait> {
+    /// `op` joins a `select!`'s several waits with "or". `with_lines`: each wait's call site
+    /// too (for the trace and pictures; a violation's message leaves them out, so a replay
+    /// file does not drift when a line above the call moves).
+    pub(crate) fn said_wait(&self, task: &Task, with_lines: bool) -> Option<Wait> {
         let first = task.waits_on.first()?;
         let mut ops = Vec::with_capacity(task.waits_on.len());
         let mut holders = Vec::new();
         let mut states = Vec::new();
         for w in &task.waits_on {
-            ops.push(format!("{} {}", w.op, self.objects[w.object.0].name));
+            let op = match with_lines {
+                true => w.op,
+                false => Label { at: None, ..w.op },
+            };
+            ops.push(op.describe(&self.objects[w.object.0].name));
             let held: Vec<String> = self
                 .holders
                 .get(&w.object.0)

@@ -10,9 +10,12 @@
 use std::borrow::Cow;
 use std::hash::Hash;
 
+use std::panic::Location;
+
 use crate::rt::access::AccessKind;
 use crate::rt::op::ObjState;
 use crate::rt::run_cell::RunCell;
+use crate::rt::task::Label;
 use crate::rt::{report_value, with_exec, ObjId};
 
 pub struct Shared<T> {
@@ -46,12 +49,18 @@ impl<T: Hash> Shared<T> {
     /// `read_point`, the step named `op` in traces ("recv channel#1" rather than "read
     /// channel#1"): a primitive built on `Shared` says what its user called.
     pub fn read_point_as(&self, op: &'static str) {
-        crate::rt::sync_point::before_as(self.id, AccessKind::Read, op);
+        crate::rt::sync_point::before_as(self.id, AccessKind::Read, Label { op, at: None });
     }
 
     /// `write_point`, the step named `op` in traces ("lock mutex#1").
     pub fn write_point_as(&self, op: &'static str) {
-        crate::rt::sync_point::before_as(self.id, AccessKind::Write, op);
+        crate::rt::sync_point::before_as(self.id, AccessKind::Write, Label { op, at: None });
+    }
+
+    /// `write_point_as`, with the user's call site (a `#[track_caller]` operation's caller):
+    /// "lock mutex#1 at src/pool.rs:26".
+    pub fn write_point_at(&self, op: &'static str, at: Option<&'static Location<'static>>) {
+        crate::rt::sync_point::before_as(self.id, AccessKind::Write, Label { op, at });
     }
 
     /// The running task's future is about to return `Pending` waiting on this object: `op`
@@ -59,9 +68,19 @@ impl<T: Hash> Shared<T> {
     /// Its holders, once `held`, are named: "held by task#2", or where `state` says
     /// ("{holders} has not finished"). Not an access; until the task's next step.
     pub fn waiting(&self, op: &'static str, state: &'static str) {
+        self.waiting_at(op, state, None);
+    }
+
+    /// `waiting`, with the user's call site (see `write_point_at`).
+    pub fn waiting_at(
+        &self,
+        op: &'static str,
+        state: &'static str,
+        at: Option<&'static Location<'static>>,
+    ) {
         crate::rt::try_with_exec(|ex| {
             ex.waits_on(crate::rt::task::WaitsOn {
-                op,
+                op: Label { op, at },
                 object: self.id,
                 state,
             })

@@ -52,13 +52,20 @@ impl<T> Sender<T> {
 
     /// Sends `value`, waiting while every slot is taken (first come, first served among
     /// waiting senders); gives it back if the receiver closed the channel or is gone.
-    pub async fn send(&self, value: T) -> Result<(), SendError<T>> {
-        if self.slots().acquire_n(1).await.is_err() {
-            return Err(SendError(value));
+    #[track_caller]
+    pub fn send(
+        &self,
+        value: T,
+    ) -> impl std::future::Future<Output = Result<(), SendError<T>>> + '_ {
+        let at = Some(std::panic::Location::caller());
+        async move {
+            if self.slots().acquire_at(1, "send", at).await.is_err() {
+                return Err(SendError(value));
+            }
+            // Two steps, as tokio's: the slot is taken, then the message is queued.
+            self.chan.state.write_point_at("send", at);
+            self.chan.push(value, false).map_err(SendError)
         }
-        // Two steps, as tokio's: the slot is taken, then the message is queued.
-        self.chan.state.write_point_as("send");
-        self.chan.push(value, false).map_err(SendError)
     }
 
     /// Sends `value` if a slot is free now: `Full` when none is, `Closed` when the receiver
@@ -242,9 +249,13 @@ pub struct Receiver<T> {
 impl<T> Receiver<T> {
     /// Waits for the next message: `None` once every sender is gone (or the channel was
     /// closed) and nothing is queued. Receiving frees a slot for a waiting sender.
-    pub async fn recv(&mut self) -> Option<T> {
-        self.chan.state.write_point_as("recv");
-        std::future::poll_fn(|cx| self.chan.poll_recv(cx)).await
+    #[track_caller]
+    pub fn recv(&mut self) -> impl std::future::Future<Output = Option<T>> + '_ {
+        let at = Some(std::panic::Location::caller());
+        async move {
+            self.chan.state.write_point_at("recv", at);
+            std::future::poll_fn(|cx| self.chan.poll_recv(cx, at)).await
+        }
     }
 
     /// The next message if one is queued now.
@@ -256,7 +267,7 @@ impl<T> Receiver<T> {
     /// Polls for the next message (for hand-written futures): each poll is a scheduling point.
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
         self.chan.state.write_point_as("poll_recv");
-        self.chan.poll_recv(cx)
+        self.chan.poll_recv(cx, None)
     }
 
     /// Closes the channel: sends fail from now on, waiting ones included; what is queued (and

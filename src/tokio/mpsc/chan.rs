@@ -5,6 +5,7 @@
 
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
+use std::panic::Location;
 use std::task::{Context, Poll, Waker};
 
 use sim::sync::Shared;
@@ -132,7 +133,11 @@ impl<T> Chan<T> {
     }
 
     /// The receiver's attempt: a message, the end, or its waker stored.
-    pub(super) fn poll_recv(&self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+    pub(super) fn poll_recv(
+        &self,
+        cx: &mut Context<'_>,
+        at: Option<&'static Location<'static>>,
+    ) -> Poll<Option<T>> {
         let mut stale = None;
         let idle = self.idle();
         let mut closed = false;
@@ -142,7 +147,7 @@ impl<T> Chan<T> {
             None => {
                 closed = c.senders == 0 || c.rx_closed;
                 stale = c.rx_waker.replace(cx.waker().clone());
-                self.state.waiting("recv", "empty");
+                self.state.waiting_at("recv", "empty", at);
                 Poll::Pending
             }
         });

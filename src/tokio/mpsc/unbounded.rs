@@ -98,9 +98,13 @@ pub struct UnboundedReceiver<T> {
 impl<T> UnboundedReceiver<T> {
     /// Waits for the next message: `None` once every sender is gone (or the channel was
     /// closed) and nothing is queued.
-    pub async fn recv(&mut self) -> Option<T> {
-        self.chan.state.write_point_as("recv");
-        std::future::poll_fn(|cx| self.chan.poll_recv(cx)).await
+    #[track_caller]
+    pub fn recv(&mut self) -> impl std::future::Future<Output = Option<T>> + '_ {
+        let at = Some(std::panic::Location::caller());
+        async move {
+            self.chan.state.write_point_at("recv", at);
+            std::future::poll_fn(|cx| self.chan.poll_recv(cx, at)).await
+        }
     }
 
     /// The next message if one is queued now.
@@ -112,7 +116,7 @@ impl<T> UnboundedReceiver<T> {
     /// Polls for the next message (for hand-written futures): each poll is a scheduling point.
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
         self.chan.state.write_point_as("poll_recv");
-        self.chan.poll_recv(cx)
+        self.chan.poll_recv(cx, None)
     }
 
     /// Closes the channel: sends fail from now on; what is queued can still be received.
