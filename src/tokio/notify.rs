@@ -144,9 +144,10 @@ impl Notify {
     /// flag and this call another task may notify (the classic lost wakeup).
     #[track_caller]
     pub fn notified(&self) -> Notified<'_> {
-        self.state.read_point_as("notified");
+        let at = Some(std::panic::Location::caller());
+        self.state.read_point_at("notified", at);
         Notified {
-            at: Some(std::panic::Location::caller()),
+            at,
             notify: self,
             generation: self.state.with(|c| c.generation),
             node: None,

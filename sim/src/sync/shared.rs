@@ -57,6 +57,11 @@ impl<T: Hash> Shared<T> {
         crate::rt::sync_point::before_as(self.id, AccessKind::Write, Label { op, at: None });
     }
 
+    /// `read_point_as`, with the user's call site (see `write_point_at`).
+    pub fn read_point_at(&self, op: &'static str, at: Option<&'static Location<'static>>) {
+        crate::rt::sync_point::before_as(self.id, AccessKind::Read, Label { op, at });
+    }
+
     /// `write_point_as`, with the user's call site (a `#[track_caller]` operation's caller):
     /// "lock mutex#1 at src/pool.rs:26".
     pub fn write_point_at(&self, op: &'static str, at: Option<&'static Location<'static>>) {
