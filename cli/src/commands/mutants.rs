@@ -143,10 +143,10 @@ fn print_line(r: &MutantReport) {
     let name = format!("{}/{} without {}", r.model, r.variant, r.guard);
     match (&r.caught_by, &r.violation) {
         (Some(scenario), Some(v)) => println!(
-            "{}    {name:<60} by {scenario}: {} (run {}); braid replay {}",
+            "{}    {name:<60} by {scenario}: {} (first in run {}); braid replay {}",
             colour::verdict("caught", true),
             v.invariant,
-            v.first_run,
+            v.runs_to_first,
             v.replay_file
         ),
         _ if r.interrupted => println!(
