@@ -287,6 +287,14 @@ fn replay_of_a_test_file_draws_the_run_the_test_reported() {
         mermaid.contains("sequenceDiagram") && mermaid.contains("```"),
         "{stdout}"
     );
+    // Balanced: every `rect` (a preemption, the wait-for) closes with an `end`.
+    let opens = mermaid
+        .lines()
+        .filter(|l| l.trim_start().starts_with("rect "))
+        .count();
+    let ends = mermaid.lines().filter(|l| l.trim() == "end").count();
+    assert_eq!(opens, ends, "{mermaid}");
+    assert!(mermaid.contains("lock mutex#2"), "{mermaid}");
     // And the cargo it ran: the cfg, in a target of its own.
     let env = std::fs::read_to_string(dir.path().join("env")).unwrap();
     assert!(env.contains("--cfg madsim"), "{env}");
