@@ -51,6 +51,7 @@
 
 mod check;
 mod failure;
+pub mod linearizable;
 pub mod node;
 mod outcome_file;
 mod property;
@@ -66,6 +67,7 @@ pub mod tokio;
 
 pub use check::{check, Check, Outcome, Report, Strategy};
 pub use failure::{Failure, Source};
+pub use linearizable::linearizable;
 pub use property::{always, eventually, Log, Property};
 pub use regressions::{Regression, Status as RegressionStatus};
 pub use sim::Grain;
