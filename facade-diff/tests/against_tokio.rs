@@ -495,11 +495,14 @@ fn tokio_outcomes_are_braid_outcomes_and_the_grains_agree() {
     check(SMALL);
 }
 
-/// The bench size (run it in release): 300 programs, 5,000 tokio runs each. On this branch's
-/// facade (31 min on 2 shared cores): braid's search finished on 277 programs (23 over 100,000
-/// runs), 5,218,738 braid schedules, 1,385,000 tokio runs; 7 outcomes tokio reaches and braid
-/// does not in 4 programs without yields (2, 128, 228, 255), 30 more in 16 programs that yield
-/// (not counted), and 39 outcomes on which the grains differ in 20 programs.
+/// The bench size (run it in release): 300 programs, 5,000 tokio runs each. On main after
+/// issue 27 (42 min on 2 shared cores): braid's unbounded search finished on 78 programs (222
+/// over 100,000 runs: the finer facade makes searches bigger, and those are not compared with
+/// tokio), 25,023,245 braid schedules, 390,000 tokio runs; 0 outcomes tokio reaches and braid
+/// does not; the grains compared on 296 (4 unbounded, 174 within 2 preemptions, 118 within 1),
+/// 0 outcomes on which they differ, and 1 (program 168) that the paranoid grain reaches only one
+/// preemption further. (On the facade before issue 27's points: 7 outcomes tokio reached and
+/// braid did not, in programs 2, 128, 228 and 255.)
 #[test]
 #[ignore = "bench size: cargo test --release -p facade-diff --test against_tokio bench_size -- --ignored --nocapture"]
 fn bench_size() {
