@@ -80,14 +80,14 @@ pub(crate) fn write(dir: &Path, info: &TestInfo, report: &Report) {
     if let Outcome::Failed(f) = &report.outcome {
         if let Some(trace) = &f.run_trace {
             // Beside the outcome: the run as data, for `braid replay`'s pictures.
-            write_json(&dir.join(format!("{stem}{TRACE_SUFFIX}")), trace);
+            write_json(
+                &dir.join(format!("{stem}{}", sim::trace::FILE_SUFFIX)),
+                trace,
+            );
         }
     }
     write_json(&dir.join(format!("{stem}.json")), &out);
 }
-
-/// The name a failure's trace file ends with, beside its outcome's `.json`.
-pub(crate) const TRACE_SUFFIX: &str = ".trace.json";
 
 /// Writes `value` as JSON at `path`; a failure to write is said, not fatal.
 fn write_json(path: &Path, value: &impl Serialize) {

@@ -87,6 +87,10 @@ impl Wait {
     }
 }
 
+/// How a trace written as JSON beside a test's outcome file is named: `<test>.trace.json`
+/// beside `<test>.json` (the library writes it, `braid replay` reads it).
+pub const FILE_SUFFIX: &str = ".trace.json";
+
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Trace {
     pub lines: Vec<TraceLine>,

@@ -14,10 +14,6 @@ use sim::replay_file::ReplayFile;
 use crate::cli::{ExploreArgs, PreemptionBound, ReplayArgs, StrategyArg, TestArgs};
 use crate::Verdict;
 
-/// The name a failure's trace file ends with, beside its outcome's `.json` (as the library
-/// writes it).
-const TRACE_SUFFIX: &str = ".trace.json";
-
 /// The `model` a `#[braid::test]`'s replay file names.
 pub const TEST_MODEL: &str = "test";
 
@@ -260,19 +256,18 @@ fn run_reporting(mut cargo: Command) -> Result<(Vec<TestOutcome>, bool)> {
         .collect();
     files.sort();
     // `<test>.json` is a test's outcome, `<test>.trace.json` a failure's run beside it.
-    let (traces, reports): (Vec<PathBuf>, Vec<PathBuf>) = files
-        .into_iter()
-        .partition(|f| f.to_string_lossy().ends_with(TRACE_SUFFIX));
-    for f in reports {
+    files.retain(|f| !f.to_string_lossy().ends_with(sim::trace::FILE_SUFFIX));
+    for f in files {
         let text = std::fs::read_to_string(&f)?;
         let mut outcome = serde_json::from_str::<TestOutcome>(&text)
             .with_context(|| format!("reading {}", f.display()))?;
         let name = f.to_string_lossy();
         let trace_file = PathBuf::from(format!(
-            "{}{TRACE_SUFFIX}",
-            name.strip_suffix(".json").unwrap_or(&name)
+            "{}{}",
+            name.strip_suffix(".json").unwrap_or(&name),
+            sim::trace::FILE_SUFFIX
         ));
-        if traces.contains(&trace_file) {
+        if trace_file.exists() {
             let text = std::fs::read_to_string(&trace_file)?;
             outcome.trace = Some(
                 serde_json::from_str(&text)

@@ -3,7 +3,7 @@
 
 use super::access::AccessKind;
 use super::op::Op;
-use super::task::{sync_point, sync_point_labeled, Label};
+use super::task::{sync_point_labeled, Label};
 use super::{with_exec, ObjId};
 use crate::model::Grain;
 
@@ -14,14 +14,16 @@ pub(crate) fn before(obj: ObjId, kind: AccessKind) {
 
 /// `before`, the step named `label` in traces ("lock mutex#1").
 pub(crate) fn before_as(obj: ObjId, kind: AccessKind, label: Label) {
-    if super::coroutine::in_stackful() && with_exec(|ex| ex.grain == Grain::Access) {
-        sync_point_labeled(Op::Access(obj, kind), Some(label));
-    }
+    labeled_at_access_grain(Op::Access(obj, kind), Some(label));
 }
 
 /// A scheduling point on `op` at access grain; at await grain, nothing.
 pub(crate) fn at_access_grain(op: Op) {
+    labeled_at_access_grain(op, None);
+}
+
+fn labeled_at_access_grain(op: Op, label: Option<Label>) {
     if super::coroutine::in_stackful() && with_exec(|ex| ex.grain == Grain::Access) {
-        sync_point(op);
+        sync_point_labeled(op, label);
     }
 }

@@ -49,12 +49,12 @@ impl<T: Hash> Shared<T> {
     /// `read_point`, the step named `op` in traces ("recv channel#1" rather than "read
     /// channel#1"): a primitive built on `Shared` says what its user called.
     pub fn read_point_as(&self, op: &'static str) {
-        crate::rt::sync_point::before_as(self.id, AccessKind::Read, Label { op, at: None });
+        self.read_point_at(op, None);
     }
 
     /// `write_point`, the step named `op` in traces ("lock mutex#1").
     pub fn write_point_as(&self, op: &'static str) {
-        crate::rt::sync_point::before_as(self.id, AccessKind::Write, Label { op, at: None });
+        self.write_point_at(op, None);
     }
 
     /// `read_point_as`, with the user's call site (see `write_point_at`).

@@ -251,11 +251,7 @@ impl<T> Receiver<T> {
     /// closed) and nothing is queued. Receiving frees a slot for a waiting sender.
     #[track_caller]
     pub fn recv(&mut self) -> impl std::future::Future<Output = Option<T>> + '_ {
-        let at = Some(std::panic::Location::caller());
-        async move {
-            self.chan.state.write_point_at("recv", at);
-            std::future::poll_fn(|cx| self.chan.poll_recv(cx, at)).await
-        }
+        self.chan.recv(std::panic::Location::caller())
     }
 
     /// The next message if one is queued now.

@@ -132,6 +132,13 @@ impl<T> Chan<T> {
         }
     }
 
+    /// Waits for the next message, for a receiver's `recv` called at `at`: a scheduling
+    /// point, then its attempts.
+    pub(super) async fn recv(&self, at: &'static Location<'static>) -> Option<T> {
+        self.state.write_point_at("recv", Some(at));
+        std::future::poll_fn(|cx| self.poll_recv(cx, Some(at))).await
+    }
+
     /// The receiver's attempt: a message, the end, or its waker stored.
     pub(super) fn poll_recv(
         &self,
