@@ -177,6 +177,15 @@ impl Check {
         self
     }
 
+    /// Lets the strategy inject up to `n` network faults per run (`braid::tokio::net`): a
+    /// connection reset, a partition between two hosts (healed when the strategy decides),
+    /// each at any scheduling point, each a decision the replay file names and the shrinker
+    /// drops when the failure does not need it.
+    pub fn network_faults(mut self, n: usize) -> Self {
+        self.model = self.model.with_network_faults(n);
+        self
+    }
+
     /// Names the check, as `#[braid::test]` does with the test's path: replay files record it,
     /// and `BRAID_REPLAY` applies only to the check it names.
     pub fn name(mut self, name: &str) -> Self {

@@ -64,6 +64,7 @@ pub mod sync;
 pub mod task;
 mod test_model;
 pub mod tokio;
+mod world;
 
 pub use check::{check, Check, Outcome, Report, Strategy};
 pub use failure::{Failure, Source};

@@ -20,6 +20,7 @@ pub(crate) struct TestModel {
     body: Arc<Body>,
     grain: Grain,
     crashes: usize,
+    network_faults: usize,
     clock_jumps: usize,
 }
 
@@ -33,12 +34,18 @@ impl TestModel {
             body: Arc::new(move || Box::pin(body())),
             grain: Grain::Access,
             crashes: 0,
+            network_faults: 0,
             clock_jumps: DEFAULT_CLOCK_JUMPS,
         }
     }
 
     pub(crate) fn with_crashes(mut self, crashes: usize) -> Self {
         self.crashes = crashes;
+        self
+    }
+
+    pub(crate) fn with_network_faults(mut self, faults: usize) -> Self {
+        self.network_faults = faults;
         self
     }
 
@@ -76,6 +83,10 @@ impl Model for TestModel {
 
     fn clock_jumps(&self) -> usize {
         self.clock_jumps
+    }
+
+    fn network_faults(&self) -> usize {
+        self.network_faults
     }
     // Not `reduction_safe` nor `state_visible`: a test may share plain Rust state between its
     // tasks, which the engine cannot see, so DFS explores it without reduction.

@@ -104,7 +104,7 @@ impl Settings {
             .map(|i| i.to_string())
             .unwrap_or_default();
         match key.as_str() {
-            "runs" | "seed" | "max_steps" | "clock_jumps" => {
+            "runs" | "seed" | "max_steps" | "clock_jumps" | "crashes" | "network_faults" => {
                 let value: LitInt = meta.value()?.parse()?;
                 let name = syn::Ident::new(&key, Span::call_site());
                 self.calls.push(quote!(.#name(#value)));

@@ -8,6 +8,7 @@ pub mod check;
 pub mod distinct;
 pub mod env_overrides;
 pub mod explore;
+pub mod fault;
 pub mod history;
 pub mod invariant;
 pub mod mark;

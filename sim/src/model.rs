@@ -68,6 +68,12 @@ pub trait Model: Send + Sync {
         0
     }
 
+    /// How many faults (connection resets, partitions, lost datagrams; see `fault`) a run may
+    /// inject at its fault sites.
+    fn network_faults(&self) -> usize {
+        0
+    }
+
     /// How many times a run may jump virtual time to the next deadline while a task can still
     /// run (a slow task losing to its timeout, as on a real clock), each a decision counted as
     /// a preemption. 0: timers fire only when no task can run (tokio's paused clock).
@@ -126,6 +132,10 @@ impl Model for AtGrain<'_> {
 
     fn clock_jumps(&self) -> usize {
         self.model.clock_jumps()
+    }
+
+    fn network_faults(&self) -> usize {
+        self.model.network_faults()
     }
 
     fn one_point_per_poll(&self) -> bool {

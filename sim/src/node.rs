@@ -45,11 +45,37 @@ where
             // The killed tasks' futures are dropped (by the runtime) before anything else
             // happens: still within this step.
             VictimsGone.await;
+            // What else the crash does (connections reset, unsynced writes decided), within
+            // this step, before the node starts again.
+            let hooks = with_exec(|ex| ex.crash_hooks.clone());
+            for hook in hooks {
+                hook(&node_name);
+            }
             boot(node, &init, &node_name);
             point(Op::Crash(obj)).await;
         }
     });
     with_exec(|ex| ex.tasks[crash.0].pending = Some(Op::Crash(obj)));
+}
+
+/// Registers what a crash of any node does besides killing its tasks, called with the node's
+/// name within the crash's step, before its init runs again (a network resets the node's
+/// connections; a disk decides what became of its unsynced writes). For this run only.
+pub fn on_crash(hook: impl Fn(&str) + 'static) {
+    with_exec(|ex| ex.crash_hooks.push(Rc::new(hook)));
+}
+
+/// The node the running task belongs to (`None`: the test body's own tasks).
+pub fn current() -> Option<String> {
+    with_exec(|ex| {
+        let me = ex.current?;
+        ex.node_of(me).map(str::to_string)
+    })
+}
+
+/// The names of the nodes started so far in this run, in the order they started.
+pub fn names() -> Vec<String> {
+    with_exec(|ex| ex.node_names())
 }
 
 /// Spawns the node's init as one of its tasks.

@@ -135,6 +135,7 @@ pub fn run_once(
     )));
     exec.borrow_mut().stackful = model.stackful_tasks();
     exec.borrow_mut().crashes_left = model.crashes();
+    exec.borrow_mut().faults_left = model.network_faults();
     exec.borrow_mut().clock_jumps_left = clock_jumps;
     exec.borrow_mut().eager_points =
         model.one_point_per_poll() && !model.stackful_tasks() && model.crashes() == 0;

@@ -83,12 +83,15 @@
 mod barrier;
 mod blocking;
 mod broadcast;
+pub mod fs;
+pub mod io;
 mod join;
 mod join_macro;
 mod join_set;
 mod local_set;
 mod mpsc;
 mod mutex;
+pub mod net;
 mod notify;
 mod once_cell;
 mod oneshot;

@@ -54,6 +54,9 @@ thread_local! {
     static LAST_RUN_SIZES: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
 
+/// What a node's crash does besides killing its tasks, given the node's name.
+pub(crate) type CrashHook = std::rc::Rc<dyn Fn(&str)>;
+
 pub(crate) struct Execution {
     pub tasks: Vec<Task>,
     pub objects: Vec<Object>,
@@ -125,6 +128,14 @@ pub(crate) struct Execution {
     /// crash killed (see `node`).
     nodes: Vec<(String, ObjId)>,
     pub crashes_left: usize,
+    /// How many more faults (resets, partitions, datagram losses) the run may inject at its
+    /// fault sites (see `sim::fault`).
+    pub faults_left: usize,
+    /// What a node's crash does besides killing its tasks (its connections reset, its unsynced
+    /// writes decided), in the order registered (see `node::on_crash`).
+    pub crash_hooks: Vec<CrashHook>,
+    /// State a library keeps per run (hosts, connections, disks), by type (see `sim::run_local`).
+    run_locals: std::collections::BTreeMap<std::any::TypeId, std::rc::Rc<dyn std::any::Any>>,
     /// How many more times virtual time may jump ahead of a task that can still run.
     pub clock_jumps_left: usize,
     /// The task whose steps are clock jumps, once a timer exists (see `time::start_clock`).
@@ -190,6 +201,9 @@ impl Execution {
             parked_in_slice: false,
             nodes: Vec::new(),
             crashes_left: 0,
+            faults_left: 0,
+            crash_hooks: Vec::new(),
+            run_locals: std::collections::BTreeMap::new(),
             clock_jumps_left: 0,
             clock_task: None,
             clock_paused: false,
@@ -212,6 +226,27 @@ impl Execution {
 
     pub(crate) fn join_node(&mut self, task: TaskId, node: usize) {
         self.tasks[task.0].node = Some(node);
+    }
+
+    /// The nodes' names, in the order they started.
+    pub(crate) fn node_names(&self) -> Vec<String> {
+        self.nodes.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// The name of the node `task` belongs to, if any.
+    pub(crate) fn node_of(&self, task: TaskId) -> Option<&str> {
+        self.tasks[task.0].node.map(|n| self.nodes[n].0.as_str())
+    }
+
+    /// This run's value of `T`, made on first use.
+    pub(crate) fn run_local<T: Default + 'static>(&mut self) -> std::rc::Rc<T> {
+        let any = self
+            .run_locals
+            .entry(std::any::TypeId::of::<T>())
+            .or_insert_with(|| std::rc::Rc::new(T::default()))
+            .clone();
+        any.downcast::<T>()
+            .unwrap_or_else(|_| unreachable!("keyed by its type"))
     }
 
     fn node_up(&self, node: usize) -> bool {
@@ -360,6 +395,7 @@ impl Execution {
             parked_token: None,
             node: self.current.and_then(|t| self.tasks[t.0].node),
             killed: false,
+            daemon: false,
             dropped: false,
             label: None,
             waits_on: Vec::new(),
@@ -601,6 +637,28 @@ impl Execution {
     }
 
     /// Attaches an effect ("acquired", "Full", "popped p1#1") to the last step, when tracing.
+    /// A value in `0..n` the strategy picks within the running task's step, without parking
+    /// it (a crash deciding what became of each unsynced write). Recorded as a `choose`.
+    pub(crate) fn draw(&mut self, n: usize) -> usize {
+        if self.end.is_some() {
+            return 0;
+        }
+        match self.strategy.pick_value(self.steps.saturating_sub(1), n) {
+            Ok(v) => {
+                if let (Some(values), Some(me)) = (&mut self.values, self.current) {
+                    values.chose(me.0, v);
+                }
+                self.decisions.push(Recorded::choice(v));
+                self.digest.write_usize(v);
+                v
+            }
+            Err(stop) => {
+                self.stop(stop);
+                0
+            }
+        }
+    }
+
     pub(crate) fn note_effect(&mut self, effect: impl FnOnce() -> String) {
         if let Some(trace) = &mut self.trace {
             if let Some(TraceLine::Step { effect: slot, .. }) = trace.lines.last_mut() {
@@ -807,6 +865,9 @@ impl Execution {
         if self.crashes_left > 0 && !enabled.is_empty() {
             self.enable_crashes(&mut enabled);
         }
+        if self.faults_left > 0 && !enabled.is_empty() {
+            self.enable_faults(&mut enabled);
+        }
         if self.clock_jumps_left > 0
             && !self.clock_paused
             && !enabled.is_empty()
@@ -839,12 +900,7 @@ impl Execution {
         // A crash task is never the one that goes on by default: once it has crashed a node,
         // moving off it is no preemption and staying on it would be another crash.
         // The same for the clock task.
-        let prev = prev.filter(|p| {
-            !matches!(
-                self.tasks[p.0].pending,
-                Some(Op::Crash(_) | Op::ClockJump(_))
-            )
-        });
+        let prev = prev.filter(|p| !self.tasks[p.0].pending.is_some_and(Op::is_intervention));
         let view = PickView {
             step: self.steps,
             enabled: &enabled,
@@ -880,7 +936,7 @@ impl Execution {
         // A crash is the strategy's intervention, never what a task asked for: it counts as a
         // preemption, so bounds limit crashes too and the shrinker drops the unneeded ones.
         // So is a clock jump: time running ahead of a task that could still move.
-        let preempted = preempted || matches!(op, Op::Crash(_) | Op::ClockJump(_));
+        let preempted = preempted || op.is_intervention();
         if preempted {
             self.preempted_steps.push(self.steps);
         }
@@ -979,6 +1035,22 @@ impl Execution {
         // enabled task, is never a crash.
     }
 
+    /// Adds the fault sites that are armed, after the tasks proper (as crashes).
+    fn enable_faults(&mut self, enabled: &mut Vec<TaskId>) {
+        for (i, task) in self.tasks.iter().enumerate() {
+            let Some(Op::Fault(obj)) = task.pending else {
+                continue;
+            };
+            let armed = matches!(
+                self.objects[obj.0].state,
+                ObjState::FaultSite { armed: true }
+            );
+            if !task.finished && armed {
+                enabled.push(TaskId(i));
+            }
+        }
+    }
+
     /// Adds the clock task, after the tasks proper (a strategy's default pick is never a jump).
     fn enable_clock_jump(&mut self, enabled: &mut Vec<TaskId>) {
         if let Some(clock) = self.clock_task {
@@ -1009,7 +1081,7 @@ impl Execution {
         let steps = self.steps;
         // A node's crash is no task to be fair to: no one waits for it, and it never runs
         // just because the others wait (see `enable_crashes`).
-        let is_crash = |t: &Task| matches!(t.pending, Some(Op::Crash(_) | Op::ClockJump(_)));
+        let is_crash = |t: &Task| t.pending.is_some_and(Op::is_intervention);
         for &t in enabled.iter() {
             let task = &self.tasks[t.0];
             if task.pending == Some(Op::YieldNow) && task.fair_wait.is_none() {
@@ -1095,7 +1167,7 @@ impl Execution {
         };
         let unfinished = || self.tasks.iter().filter(|t| !t.finished);
         let main_done = self.main.is_some_and(|m| self.tasks[m.0].finished);
-        if main_done || unfinished().all(|t| parked(t).is_idle_wait()) {
+        if main_done || unfinished().all(|t| t.daemon || parked(t).is_idle_wait()) {
             self.finish(End::Quiescent);
             return;
         }
@@ -1104,7 +1176,7 @@ impl Execution {
         let mut idle = String::new();
         for t in unfinished() {
             let op = parked(t);
-            let line = if op.is_idle_wait() {
+            let line = if t.daemon || op.is_idle_wait() {
                 &mut idle
             } else {
                 &mut stuck

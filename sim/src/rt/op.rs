@@ -44,6 +44,10 @@ pub(crate) enum Op {
     /// step): enabled while the run's clock-jump budget lasts, a timer is pending and another
     /// task can run (see `Execution::enable_clock_jump`).
     ClockJump(ObjId),
+    /// A fault the strategy may inject at a fault site (a connection reset, a partition; see
+    /// `sim::fault`): enabled while the site is armed, the run's fault budget lasts and another
+    /// task can run. Like a crash, it counts as a preemption.
+    Fault(ObjId),
     /// A synchronous access to a shared object (`sync::Shared::read_point`), at access grain.
     Access(ObjId, super::access::AccessKind),
     /// A fair yield (`task::yield_now`): "let the others run". The task is not picked again
@@ -77,6 +81,7 @@ impl Op {
             | Op::Access(o, _)
             | Op::Crash(o)
             | Op::ClockJump(o)
+            | Op::Fault(o)
             | Op::Blocked(o) => Some(o),
             Op::Recv { ch, .. } => Some(ch),
             Op::Notified { n, .. } => Some(n),
@@ -91,7 +96,14 @@ impl Op {
                 | Op::Notified { idle: true, .. }
                 | Op::Crash(_)
                 | Op::ClockJump(_)
+                | Op::Fault(_)
         )
+    }
+
+    /// The strategy's intervention, never what a task asked for (a crash, a clock jump, a
+    /// fault): never the default pick, never a task to be fair to, always a preemption.
+    pub(crate) fn is_intervention(self) -> bool {
+        matches!(self, Op::Crash(_) | Op::ClockJump(_) | Op::Fault(_))
     }
 
     pub(crate) fn code(self) -> u64 {
@@ -115,6 +127,7 @@ impl Op {
             Op::Access(_, kind) => 21 + kind as u64,
             Op::Crash(_) => 24,
             Op::ClockJump(_) => 25,
+            Op::Fault(_) => 26,
         }
     }
 }
@@ -147,6 +160,10 @@ pub(crate) enum ObjState {
     },
     /// A node (its crashes are decided in `Execution::decide`).
     Node,
+    /// A fault site: whether a fault may strike there now (see `sim::fault`).
+    FaultSite {
+        armed: bool,
+    },
 }
 
 impl ObjState {
@@ -162,6 +179,7 @@ impl ObjState {
             ObjState::Task { finished } => mix(6, u64::from(finished)),
             ObjState::Wake { woken } => mix(7, u64::from(woken)),
             ObjState::Node => 8,
+            ObjState::FaultSite { armed } => mix(9, u64::from(armed)),
         }
     }
 }
@@ -185,7 +203,7 @@ impl Object {
             (Op::Notified { .. }, ObjState::Notify { permit }) => *permit,
             (Op::Join(_), ObjState::Task { finished }) => *finished,
             (Op::Blocked(_), ObjState::Wake { woken }) => *woken,
-            (Op::Crash(_) | Op::ClockJump(_), _) => false,
+            (Op::Crash(_) | Op::ClockJump(_) | Op::Fault(_), _) => false,
             _ => true,
         }
     }
@@ -237,6 +255,7 @@ impl fmt::Display for Describe<'_> {
             Op::Blocked(_) => write!(f, "wake-up"),
             Op::Crash(o) => write!(f, "crash {}", name(o)),
             Op::ClockJump(_) => write!(f, "clock jump"),
+            Op::Fault(o) => write!(f, "{}", name(o)),
             Op::Access(o, kind) => {
                 let verb = match kind {
                     super::access::AccessKind::Read => "read",

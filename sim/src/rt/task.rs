@@ -60,6 +60,9 @@ pub(crate) struct Task {
     /// The node it belongs to (see `node`), and whether a crash killed it.
     pub node: Option<usize>,
     pub killed: bool,
+    /// It serves the run rather than the test (a network's delivery, a fault site): waiting,
+    /// it never makes the run a deadlock (see `sim::task::spawn_daemon`).
+    pub daemon: bool,
     /// Its future has been dropped (madsim dropped the task).
     pub dropped: bool,
     /// What its pending step does, in the words of the primitive that parked it ("lock"),

@@ -1,0 +1,185 @@
+//! `TcpStream`: one side of a simulated connection. Each read and write poll is a scheduling
+//! point (a system call another thread can race with in tokio), right before it touches the
+//! connection.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use super::addr::{addresses, ToSocketAddrs};
+use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
+use crate::world::hosts;
+use crate::world::network::{network, Conn};
+
+/// One side of a connection, shared by a stream's halves; dropping the last closes it.
+pub(super) struct Side {
+    pub(super) conn: Arc<Conn>,
+    /// 0: the connecting side; 1: the accepting side.
+    pub(super) side: usize,
+}
+
+impl Side {
+    pub(super) fn poll_read(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let pipe = &self.conn.pipes[1 - self.side];
+        pipe.state.write_point_as("read");
+        pipe.poll_read(cx, buf)
+    }
+
+    pub(super) fn poll_write(&self, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let pipe = &self.conn.pipes[self.side];
+        pipe.state.write_point_as("write");
+        let (n, peer_gone) = pipe.write(buf)?;
+        if peer_gone {
+            self.conn.reset();
+        }
+        Poll::Ready(Ok(n))
+    }
+
+    pub(super) fn shutdown(&self) {
+        let pipe = &self.conn.pipes[self.side];
+        pipe.state.write_point_as("shutdown");
+        pipe.shut();
+    }
+
+    pub(super) fn local_addr(&self) -> SocketAddr {
+        self.conn.addrs[self.side]
+    }
+
+    pub(super) fn peer_addr(&self) -> SocketAddr {
+        self.conn.addrs[1 - self.side]
+    }
+}
+
+impl Drop for Side {
+    fn drop(&mut self) {
+        if !sim::engine_running() {
+            return;
+        }
+        // Closing is a system call: another task may look first.
+        let out = &self.conn.pipes[self.side];
+        out.state.write_point_as("close");
+        out.shut();
+        self.conn.pipes[1 - self.side].reader_gone();
+        self.conn.close_side();
+    }
+}
+
+/// A TCP connection's side, as tokio's.
+pub struct TcpStream {
+    pub(super) side: Arc<Side>,
+}
+
+impl TcpStream {
+    pub(super) fn new(conn: Arc<Conn>, side: usize) -> Self {
+        TcpStream {
+            side: Arc::new(Side { conn, side }),
+        }
+    }
+
+    /// Connects to `addr` from the running task's host: a scheduling point, then (while a
+    /// partition cuts the two hosts off) a wait for the heal. `ConnectionRefused` when nothing
+    /// listens there.
+    pub async fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
+        let addrs = addresses(&addr)?;
+        let net = network();
+        net.point("connect");
+        let mut last = None;
+        for to in addrs {
+            let to_host = hosts::at(to.ip())?;
+            std::future::poll_fn(|cx| net.poll_reachable(&to_host, cx)).await;
+            match net.connect(to) {
+                Ok(conn) => return Ok(TcpStream::new(conn, 0)),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.expect("at least one address"))
+    }
+
+    /// This side's address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.side.local_addr())
+    }
+
+    /// The other side's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.side.peer_addr())
+    }
+
+    /// Accepted; no effect in the simulation (writes are never coalesced).
+    pub fn set_nodelay(&self, _nodelay: bool) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Always `true`: writes are never coalesced.
+    pub fn nodelay(&self) -> io::Result<bool> {
+        Ok(true)
+    }
+
+    /// Splits into halves that borrow the stream.
+    pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+        (
+            ReadHalf { side: &self.side },
+            WriteHalf { side: &self.side },
+        )
+    }
+
+    /// Splits into halves that own it: the connection closes once both are dropped, and
+    /// dropping the write half shuts its direction down, as tokio's.
+    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        let side = self.side.clone();
+        (
+            OwnedReadHalf { side: self.side },
+            OwnedWriteHalf {
+                side,
+                shut_on_drop: true,
+            },
+        )
+    }
+}
+
+impl fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpStream")
+            .field("local", &self.side.local_addr())
+            .field("peer", &self.side.peer_addr())
+            .finish()
+    }
+}
+
+impl AsyncRead for TcpStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        self.side.poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for TcpStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.side.poll_write(buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.side.shutdown();
+        Poll::Ready(Ok(()))
+    }
+}
