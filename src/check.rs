@@ -321,6 +321,9 @@ fn explore(model: &TestModel, info: &TestInfo, settings: &Settings) -> Outcome {
         return Outcome::Inconclusive(summary.unfinished());
     }
     let mut coverage = summary.coverage();
+    if let Some(budgets) = fault_budgets(model) {
+        coverage += &format!(" (a run may have up to {budgets}, each counted as a preemption)");
+    }
     if saw_nothing_of_yours(model, settings) {
         coverage += "; braid saw no operation of yours: code on real tokio or std::sync is not \
                      explored (see the README, \"Check your tokio crate\")";
@@ -330,6 +333,27 @@ fn explore(model: &TestModel, info: &TestInfo, settings: &Settings) -> Outcome {
         exhaustive: summary.exhaustive,
         coverage,
     }
+}
+
+/// The faults a run may have, in words ("1 crash and 2 network faults"), if any.
+fn fault_budgets(model: &TestModel) -> Option<String> {
+    let count = |n: usize, one: &str, many: &str| match n {
+        0 => None,
+        1 => Some(format!("1 {one}")),
+        n => Some(format!("{n} {many}")),
+    };
+    let parts: Vec<String> = [
+        count(sim::Model::crashes(model), "crash", "crashes"),
+        count(
+            sim::Model::network_faults(model),
+            "network fault",
+            "network faults",
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!parts.is_empty()).then(|| parts.join(" and "))
 }
 
 /// Whether a run of the test (one, traced, on a random schedule) reaches no scheduling point

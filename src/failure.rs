@@ -120,8 +120,10 @@ pub struct Failure {
     pub found_by: String,
     /// The shrunk schedule's size.
     pub steps: usize,
-    /// Preemptions in the shrunk schedule.
+    /// Preemptions in the shrunk schedule (the strategy's interventions included).
     pub preemptions: usize,
+    /// The same in words, interventions apart: "1 crash, 1 reset, 2 preemptions".
+    pub size: String,
     /// The replay file, if one was written or replayed.
     pub file: Option<PathBuf>,
     /// The shrunk schedule's trace, one line per step (and, at a deadlock, who waits on what).
@@ -173,6 +175,7 @@ impl Failure {
             found_by: describe_found(&file.found),
             steps: run.steps,
             preemptions: run.preemptions,
+            size: run.size_in_words(),
             file: path,
             trace: abridged(
                 &run.trace
@@ -198,11 +201,8 @@ impl fmt::Display for Failure {
         writeln!(f, "  {}: {}", self.invariant, self.message)?;
         writeln!(
             f,
-            "  found by {}; {} steps, {} preemption{}",
-            self.found_by,
-            self.steps,
-            self.preemptions,
-            if self.preemptions == 1 { "" } else { "s" }
+            "  found by {}; {} steps, {}",
+            self.found_by, self.steps, self.size
         )?;
         if let Some(file) = &self.file {
             writeln!(f, "  replay file: {}", file.display())?;

@@ -61,6 +61,9 @@ pub struct RunResult {
     schedule: Schedule,
     pub steps: usize,
     pub preemptions: usize,
+    /// Of those, the strategy's interventions by kind ("crash", "reset", "partition", "clock
+    /// jump"), each counted as a preemption too.
+    pub interventions: std::collections::BTreeMap<String, usize>,
     /// The steps at which a still-enabled task was preempted.
     pub preempted_steps: Vec<usize>,
     /// Tasks spawned during the run.
@@ -93,6 +96,12 @@ struct Schedule {
 }
 
 impl RunResult {
+    /// Its size in words: "1 crash, 1 reset, 2 preemptions", where the preemptions are the
+    /// task switches the strategy forced besides its interventions.
+    pub fn size_in_words(&self) -> String {
+        describe_size(self.preemptions, &self.interventions)
+    }
+
     /// The decisions taken, by stable task name: what a replay file records.
     pub fn decisions(&self) -> Vec<Decision> {
         let Schedule { recorded, names } = &self.schedule;
@@ -161,6 +170,7 @@ pub fn run_once(
         schedule,
         steps: exec.steps,
         preemptions: exec.preempted_steps.len(),
+        interventions: std::mem::take(&mut exec.interventions),
         preempted_steps: std::mem::take(&mut exec.preempted_steps),
         tasks: exec.tasks.len(),
         digest: exec.digest(),
@@ -179,7 +189,10 @@ pub fn run_once(
         },
         yielded_fairly: exec.yielded_fairly,
         used_time: exec.used_time,
-        trace: exec.trace.take(),
+        trace: exec.trace.take().map(|mut t| {
+            t.hosts = exec.task_hosts();
+            t
+        }),
     };
     let mut strategy = exec.into_strategy();
     strategy.end_run(&result);
@@ -265,4 +278,20 @@ impl Future for RunEnd {
             }
         })
     }
+}
+
+/// "1 crash, 1 reset, 2 preemptions" from a preemption count that includes the interventions.
+pub fn describe_size(
+    preemptions: usize,
+    interventions: &std::collections::BTreeMap<String, usize>,
+) -> String {
+    let plural = |n: usize, what: &str| match (n, what) {
+        (1, _) => format!("1 {what}"),
+        (_, "crash") => format!("{n} crashes"),
+        _ => format!("{n} {what}s"),
+    };
+    let mut parts: Vec<String> = interventions.iter().map(|(k, &n)| plural(n, k)).collect();
+    let switches = preemptions.saturating_sub(interventions.values().sum());
+    parts.push(plural(switches, "preemption"));
+    parts.join(", ")
 }

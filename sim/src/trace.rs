@@ -101,7 +101,14 @@ pub struct Trace {
     /// At a deadlock: every unfinished task, what it waits on and who holds that.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wait_for: Vec<Wait>,
+    /// Per task that ran on a node (a host), the node's name, and per daemon task (a
+    /// delivery, a fault site) `NETWORK_LANES`: the pictures group their lanes.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub hosts: std::collections::BTreeMap<String, String>,
 }
+
+/// The group of the daemon tasks' lanes (deliveries, fault sites) in `Trace::hosts`.
+pub const NETWORK_LANES: &str = "(network and faults)";
 
 impl Trace {
     /// Renders the trace as text: one line per step, preemptions marked with `*`. Marks are for

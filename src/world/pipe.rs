@@ -14,7 +14,7 @@ use sim::sync::Shared;
 
 /// A write on the way, or the writer's end of the stream.
 enum Segment {
-    Data(Vec<u8>),
+    Data(u64, Vec<u8>),
     Fin,
 }
 
@@ -34,6 +34,12 @@ pub(crate) struct PipeState {
     held: bool,
     reader: Option<Waker>,
     deliverer: Option<Waker>,
+    /// Writes numbered in order (for the pictures' arrow from a write to its read), and per
+    /// arrived write not yet begun by a read, its number and length.
+    written: u64,
+    unread: VecDeque<(u64, usize)>,
+    /// Bytes of the first unread write already read.
+    read_of_first: usize,
 }
 
 /// The engine hashes a summary (how much is where, and the flags), not the bytes.
@@ -42,6 +48,29 @@ impl Hash for PipeState {
         self.in_flight.len().hash(state);
         self.readable.len().hash(state);
         (self.eof, self.reset, self.shut, self.reader_gone, self.held).hash(state);
+    }
+}
+
+impl PipeState {
+    /// `n` bytes read from the front: the writes whose first byte they include.
+    fn take_read(&mut self, mut n: usize) -> Vec<u64> {
+        let mut begun = Vec::new();
+        while n > 0 {
+            let Some(&(seq, len)) = self.unread.front() else {
+                break;
+            };
+            if self.read_of_first == 0 {
+                begun.push(seq);
+            }
+            let take = n.min(len - self.read_of_first);
+            self.read_of_first += take;
+            n -= take;
+            if self.read_of_first == len {
+                self.unread.pop_front();
+                self.read_of_first = 0;
+            }
+        }
+        begun
     }
 }
 
@@ -101,10 +130,11 @@ impl Pipe {
                 return (None, None);
             }
             let arrived = match p.in_flight.pop_front() {
-                Some(Segment::Data(bytes)) => {
+                Some(Segment::Data(seq, bytes)) => {
                     let n = bytes.len();
                     if !p.reader_gone {
                         p.readable.extend(bytes);
+                        p.unread.push_back((seq, n));
                     }
                     Some(format!("{n} bytes arrive"))
                 }
@@ -132,6 +162,7 @@ impl Pipe {
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let mut stale = None;
+        let mut begun = Vec::new();
         let got = self.state.with_mut(|p| {
             if !p.readable.is_empty() {
                 let n = buf.remaining().min(p.readable.len());
@@ -140,6 +171,7 @@ impl Pipe {
                 buf.put_slice(&a[..from_a]);
                 buf.put_slice(&b[..n - from_a]);
                 p.readable.drain(..n);
+                begun = p.take_read(n);
                 return Poll::Ready(Ok(()));
             }
             if p.reset {
@@ -153,6 +185,9 @@ impl Pipe {
         });
         if got.is_pending() {
             self.state.waiting("read", "nothing has arrived");
+        }
+        for seq in begun {
+            sim::mark::on_wire(format_args!("{} #{seq}", self.name));
         }
         drop(stale);
         got
@@ -173,10 +208,16 @@ impl Pipe {
                 // Accepted, never read: the peer answers with a reset.
                 return Ok((bytes.len(), None, true));
             }
-            p.in_flight.push_back(Segment::Data(bytes.to_vec()));
+            p.written += 1;
+            p.in_flight
+                .push_back(Segment::Data(p.written, bytes.to_vec()));
             Ok((bytes.len(), p.deliverer.take(), false))
         });
         let (n, deliverer, peer_gone) = got?;
+        if !peer_gone {
+            let seq = self.state.with(|p| p.written);
+            sim::mark::enqueued(format_args!("{} #{seq}", self.name));
+        }
         if let Some(w) = deliverer {
             w.wake();
         }
@@ -204,6 +245,8 @@ impl Pipe {
         self.state.with_mut(|p| {
             p.reader_gone = true;
             p.readable.clear();
+            p.unread.clear();
+            p.read_of_first = 0;
         });
     }
 

@@ -56,7 +56,14 @@ impl<'t> Diagram<'t> {
         let mut out = String::from("sequenceDiagram\n");
         let _ = writeln!(out, "    title {}", text(caption.title));
         for (i, t) in self.lanes.tasks.iter().enumerate() {
+            let host = self.lanes.hosts.iter().find(|(_, r)| r.contains(&i));
+            if let Some((name, _)) = host.filter(|(_, r)| r.start == i) {
+                let _ = writeln!(out, "    box {}", text(&super::svg::host_label(name)));
+            }
             let _ = writeln!(out, "    participant {} as {}", self.id(i), text(t));
+            if host.is_some_and(|(_, r)| r.end == i + 1) {
+                out.push_str("    end\n");
+            }
         }
         out
     }

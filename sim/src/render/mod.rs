@@ -30,6 +30,8 @@ pub struct Caption<'a> {
 pub(crate) struct Lanes {
     pub tasks: Vec<String>,
     pub objects: Vec<String>,
+    /// The hosts (nodes) the task lanes are grouped by: a name and its lanes' range.
+    pub hosts: Vec<(String, std::ops::Range<usize>)>,
 }
 
 impl Lanes {
@@ -37,6 +39,7 @@ impl Lanes {
         let mut lanes = Lanes {
             tasks: Vec::new(),
             objects: Vec::new(),
+            hosts: Vec::new(),
         };
         for line in &trace.lines {
             let (task, object) = match line {
@@ -52,7 +55,37 @@ impl Lanes {
                 lanes.add(Some(holder), None);
             }
         }
+        lanes.group_by_host(trace);
         lanes
+    }
+
+    /// Puts each host's task lanes side by side, hosts in the order they first appear, after
+    /// the lanes of tasks on no host (the test body's).
+    fn group_by_host(&mut self, trace: &Trace) {
+        if trace.hosts.is_empty() {
+            return;
+        }
+        let host = |t: &str| trace.hosts.get(t).cloned();
+        let mut order: Vec<Option<String>> = vec![None];
+        for t in &self.tasks {
+            let h = host(t);
+            if !order.contains(&h) {
+                order.push(h);
+            }
+        }
+        self.tasks
+            .sort_by_key(|t| order.iter().position(|h| *h == host(t)));
+        for h in order.into_iter().flatten() {
+            let first = self.tasks.iter().position(|t| host(t).as_ref() == Some(&h));
+            let count = self
+                .tasks
+                .iter()
+                .filter(|t| host(t).as_ref() == Some(&h))
+                .count();
+            if let Some(first) = first {
+                self.hosts.push((h, first..first + count));
+            }
+        }
     }
 
     fn add(&mut self, task: Option<&String>, object: Option<&String>) {

@@ -87,6 +87,7 @@ pub fn svg(trace: &Trace, caption: &Caption<'_>) -> String {
     let about = annotations.about_rows();
     let mut out = String::new();
     header(&mut out, &layout, caption);
+    hosts(&mut out, &layout);
     lanes(&mut out, &layout);
     // Under the rows: the phases' spans and the messages' links.
     phases(&mut out, &layout, &annotations);
@@ -161,6 +162,36 @@ fn header(out: &mut String, l: &Layout, caption: &Caption<'_>) {
             r##"<text x="12" y="40" fill="#b00020">violation {}: {}</text>"##,
             esc(inv),
             esc(msg)
+        );
+    }
+}
+
+/// "host kv", or the network's group as it is named.
+pub(super) fn host_label(host: &str) -> String {
+    match host == crate::trace::NETWORK_LANES {
+        true => host.to_string(),
+        false => format!("host {host}"),
+    }
+}
+
+/// Each host's lanes on a tinted band, its name at the foot (tasks of a node run on that host).
+fn hosts(out: &mut String, l: &Layout) {
+    for (i, (host, lanes)) in l.lanes.hosts.iter().enumerate() {
+        let fill = if i % 2 == 0 { "#fff8e1" } else { "#e8f5e9" };
+        let x = LEFT + lanes.start * l.lane;
+        let _ = writeln!(
+            out,
+            r##"<rect x="{x}" y="{}" width="{}" height="{}" fill="{fill}" stroke="#e0c98a"/>"##,
+            TOP - 32,
+            lanes.len() * l.lane,
+            l.height - TOP + 12
+        );
+        let _ = writeln!(
+            out,
+            r##"<text x="{}" y="{}" fill="#8d6e00">{}</text>"##,
+            x + PAD,
+            l.height - 8,
+            esc(&host_label(host))
         );
     }
 }

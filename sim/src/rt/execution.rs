@@ -131,6 +131,9 @@ pub(crate) struct Execution {
     /// How many more faults (resets, partitions, datagram losses) the run may inject at its
     /// fault sites (see `sim::fault`).
     pub faults_left: usize,
+    /// The strategy's interventions so far, by kind ("crash", "reset", "partition", "clock
+    /// jump"): each also counts as a preemption.
+    pub interventions: std::collections::BTreeMap<String, usize>,
     /// What a node's crash does besides killing its tasks (its connections reset, its unsynced
     /// writes decided), in the order registered (see `node::on_crash`).
     pub crash_hooks: Vec<CrashHook>,
@@ -202,6 +205,7 @@ impl Execution {
             nodes: Vec::new(),
             crashes_left: 0,
             faults_left: 0,
+            interventions: std::collections::BTreeMap::new(),
             crash_hooks: Vec::new(),
             run_locals: std::collections::BTreeMap::new(),
             clock_jumps_left: 0,
@@ -226,6 +230,22 @@ impl Execution {
 
     pub(crate) fn join_node(&mut self, task: TaskId, node: usize) {
         self.tasks[task.0].node = Some(node);
+    }
+
+    /// Per task that belongs to a node, the node's name; per daemon (a delivery, a fault
+    /// site), `NETWORK_LANES` (for the pictures' host groups).
+    pub(crate) fn task_hosts(&self) -> std::collections::BTreeMap<String, String> {
+        self.tasks
+            .iter()
+            .filter_map(|t| {
+                let host = match (t.node, t.daemon) {
+                    (Some(n), _) => self.nodes[n].0.clone(),
+                    (None, true) => crate::trace::NETWORK_LANES.to_string(),
+                    (None, false) => return None,
+                };
+                Some((t.name.to_string(), host))
+            })
+            .collect()
     }
 
     /// The nodes' names, in the order they started.
@@ -936,6 +956,9 @@ impl Execution {
         // A crash is the strategy's intervention, never what a task asked for: it counts as a
         // preemption, so bounds limit crashes too and the shrinker drops the unneeded ones.
         // So is a clock jump: time running ahead of a task that could still move.
+        if op.is_intervention() {
+            self.count_intervention(op);
+        }
         let preempted = preempted || op.is_intervention();
         if preempted {
             self.preempted_steps.push(self.steps);
@@ -1033,6 +1056,20 @@ impl Execution {
         }
         // Kept after the tasks proper (not sorted in): a strategy's default pick, the first
         // enabled task, is never a crash.
+    }
+
+    /// Counts an intervention by its kind: a fault by its site's first word ("reset conn#1 ..").
+    fn count_intervention(&mut self, op: Op) {
+        let kind = match op {
+            Op::Crash(_) => "crash".to_string(),
+            Op::ClockJump(_) => "clock jump".to_string(),
+            Op::Fault(o) => {
+                let name = &self.objects[o.0].name;
+                name.split(' ').next().unwrap_or(name).to_string()
+            }
+            _ => return,
+        };
+        *self.interventions.entry(kind).or_default() += 1;
     }
 
     /// Adds the fault sites that are armed, after the tasks proper (as crashes).

@@ -1,0 +1,218 @@
+//! `braid::tokio::{net, fs, io}` as tokio code uses them: tokio's io utilities and a codec
+//! crate over braid's streams, the errors tokio gives, and clear errors for bad input.
+
+use std::io::ErrorKind;
+
+use braid::tokio::fs::{self, File, OpenOptions};
+use braid::tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+use braid::tokio::net::{lookup_host, TcpListener, TcpStream};
+use braid::tokio::{self};
+use futures::{SinkExt, StreamExt};
+use tokio_util::codec::{Framed, LinesCodec};
+
+/// Runs `body` over every schedule the default plan tries; it must hold.
+fn holds<F, Fut>(name: &str, body: F)
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + 'static,
+{
+    braid::check(body).name(name).runs(300).assert_holds();
+}
+
+#[test]
+fn tokio_utils_framed_lines_over_a_braid_stream() {
+    holds("framed", || async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let (stream, peer) = listener.accept().await.unwrap();
+            assert_eq!(peer.ip().to_string(), "10.0.0.1");
+            let mut framed = Framed::new(stream, LinesCodec::new());
+            while let Some(line) = framed.next().await {
+                let line = line.unwrap();
+                framed.send(line.to_uppercase()).await.unwrap();
+            }
+        });
+        let stream = TcpStream::connect(addr).await.unwrap();
+        let mut framed = Framed::new(stream, LinesCodec::new());
+        framed.send("hello").await.unwrap();
+        framed.send("world").await.unwrap();
+        assert_eq!(framed.next().await.unwrap().unwrap(), "HELLO");
+        assert_eq!(framed.next().await.unwrap().unwrap(), "WORLD");
+        drop(framed);
+        server.await.unwrap();
+    });
+}
+
+#[test]
+fn split_halves_copy_and_shutdown() {
+    holds("split", || async {
+        let listener = TcpListener::bind("0.0.0.0:9000").await.unwrap();
+        let echo = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let (mut r, mut w) = stream.split();
+            // Echo until the client shuts its side down.
+            tokio::io::copy(&mut r, &mut w).await.unwrap();
+        });
+        let stream = TcpStream::connect("localhost:9000").await.unwrap();
+        let (mut r, mut w) = stream.into_split();
+        w.write_all(b"ping").await.unwrap();
+        w.shutdown().await.unwrap();
+        let mut back = Vec::new();
+        r.read_to_end(&mut back).await.unwrap();
+        assert_eq!(back, b"ping");
+        echo.await.unwrap();
+    });
+}
+
+#[test]
+fn network_errors_are_tokios() {
+    holds("net-errors", || async {
+        let refused = TcpStream::connect("127.0.0.1:1").await.unwrap_err();
+        assert_eq!(refused.kind(), ErrorKind::ConnectionRefused);
+
+        let _first = TcpListener::bind("0.0.0.0:8080").await.unwrap();
+        let twice = TcpListener::bind("0.0.0.0:8080").await.unwrap_err();
+        assert_eq!(twice.kind(), ErrorKind::AddrInUse);
+
+        let unknown = TcpStream::connect("nowhere:80").await.unwrap_err();
+        let text = unknown.to_string();
+        assert!(
+            text.contains("unknown host 'nowhere'") && text.contains("main"),
+            "{text}"
+        );
+
+        let malformed = TcpStream::connect("kv").await.unwrap_err();
+        assert_eq!(malformed.kind(), ErrorKind::InvalidInput);
+        let bad_port = TcpStream::connect("kv:http").await.unwrap_err();
+        assert_eq!(bad_port.kind(), ErrorKind::InvalidInput);
+
+        let main: Vec<_> = lookup_host("main:7").await.unwrap().collect();
+        assert_eq!(main[0].to_string(), "10.0.0.1:7");
+    });
+}
+
+#[test]
+fn a_closed_or_reset_stream_reads_as_tokio_does() {
+    holds("closed", || async {
+        let listener = TcpListener::bind("0.0.0.0:9001").await.unwrap();
+        let server = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            stream.write_all(b"bye").await.unwrap();
+            // Dropped: the client reads what was sent, then the end.
+        });
+        let mut stream = TcpStream::connect("main:9001").await.unwrap();
+        let mut all = Vec::new();
+        stream.read_to_end(&mut all).await.unwrap();
+        assert_eq!(all, b"bye");
+        assert_eq!(stream.read(&mut [0; 4]).await.unwrap(), 0);
+        server.await.unwrap();
+        stream.shutdown().await.unwrap();
+        let after = stream.write_all(b"x").await.unwrap_err();
+        assert_eq!(after.kind(), ErrorKind::BrokenPipe);
+    });
+}
+
+#[test]
+fn files_read_write_seek_and_errors() {
+    holds("files", || async {
+        fs::create_dir_all("/var/lib/app").await.unwrap();
+        fs::write("/var/lib/app/a", b"hello").await.unwrap();
+        assert_eq!(fs::read_to_string("/var/lib/app/a").await.unwrap(), "hello");
+        // Relative paths resolve from the host's root.
+        assert_eq!(fs::read("var/lib/app/a").await.unwrap(), b"hello");
+
+        let mut f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/var/lib/app/a")
+            .await
+            .unwrap();
+        f.seek(std::io::SeekFrom::Start(1)).await.unwrap();
+        f.write_all(b"EL").await.unwrap();
+        f.set_len(4).await.unwrap();
+        f.sync_all().await.unwrap();
+        assert_eq!(fs::read("/var/lib/app/a").await.unwrap(), b"hELl");
+
+        let mut log = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open("log")
+            .await
+            .unwrap();
+        log.write_all(b"1\n").await.unwrap();
+        log.write_all(b"2\n").await.unwrap();
+        let mut text = String::new();
+        File::open("log")
+            .await
+            .unwrap()
+            .read_to_string(&mut text)
+            .await
+            .unwrap();
+        assert_eq!(text, "1\n2\n");
+
+        fs::rename("/log", "/var/lib/app/b").await.unwrap();
+        assert!(!fs::try_exists("/log").await.unwrap());
+        assert_eq!(fs::metadata("/var/lib/app/b").await.unwrap().len(), 4);
+        let mut names = Vec::new();
+        let mut dir = fs::read_dir("/var/lib/app").await.unwrap();
+        while let Some(e) = dir.next_entry().await.unwrap() {
+            names.push(e.file_name().into_string().unwrap());
+        }
+        assert_eq!(names, ["a", "b"]);
+
+        assert_eq!(
+            fs::read("/missing").await.unwrap_err().kind(),
+            ErrorKind::NotFound
+        );
+        assert_eq!(
+            fs::read("/var").await.unwrap_err().kind(),
+            ErrorKind::IsADirectory
+        );
+        assert_eq!(
+            fs::create_dir("/x/y").await.unwrap_err().kind(),
+            ErrorKind::NotFound
+        );
+        assert_eq!(
+            fs::remove_dir("/var/lib").await.unwrap_err().kind(),
+            ErrorKind::DirectoryNotEmpty
+        );
+        assert_eq!(
+            File::create_new("/var/lib/app/a").await.unwrap_err().kind(),
+            ErrorKind::AlreadyExists
+        );
+        let outside = fs::read("../../etc/passwd").await.unwrap_err();
+        assert_eq!(outside.kind(), ErrorKind::InvalidInput);
+        assert!(
+            outside
+                .to_string()
+                .contains("outside the host's file system"),
+            "{outside}"
+        );
+    });
+}
+
+#[test]
+fn each_host_has_its_own_disk() {
+    holds("disks", || async {
+        fs::write("/only-on-main", b"m").await.unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let tx = std::rc::Rc::new(std::cell::RefCell::new(Some(tx)));
+        braid::node::start("other", move || {
+            let tx = tx.clone();
+            async move {
+                let seen = fs::try_exists("/only-on-main").await.unwrap();
+                if let Some(tx) = tx.borrow_mut().take() {
+                    let _ = tx.send(seen);
+                }
+            }
+        });
+        assert!(!rx.await.unwrap(), "a host saw another host's file");
+    });
+}
+
+#[test]
+#[should_panic(expected = "outside a braid run")]
+fn net_outside_a_run_says_so() {
+    let _ = futures::executor::block_on(TcpListener::bind("0.0.0.0:1"));
+}
