@@ -182,14 +182,28 @@ fn a_server_that_acks_before_sync_loses_an_acknowledged_write() {
         trace.contains("crash(kv)"),
         "the schedule names the crash: {trace}"
     );
+    assert!(failure.size.starts_with("1 crash, "), "{}", failure.size);
+    // The shrinker weakens a torn write to a lost one where that still fails (never to one
+    // kept whole: that would not fail).
+    assert!(
+        failure
+            .trace
+            .contains("disk(kv): the unsynced write of 4 bytes at 0 to /data/log is lost"),
+        "{}",
+        failure.trace
+    );
 }
 
 #[test]
 fn the_server_that_syncs_before_it_acks_holds_across_a_crash() {
-    braid::check(kv(true))
-        .crashes(1)
-        .name("kv-sync")
-        .assert_holds();
+    let report = braid::check(kv(true)).crashes(1).name("kv-sync").run();
+    match report.outcome {
+        Outcome::Holds { coverage, .. } => assert!(
+            coverage.contains("up to 1 crash, each counted as a preemption"),
+            "{coverage}"
+        ),
+        other => panic!("kv-sync: {other:?}"),
+    }
 }
 
 #[test]
@@ -271,6 +285,20 @@ fn a_client_that_resends_after_a_reset_applies_its_increment_twice() {
         trace.contains("reset conn#1"),
         "the schedule names the reset: {trace}"
     );
+    assert!(failure.size.starts_with("1 reset, "), "{}", failure.size);
+    assert!(
+        failure.trace.contains("the connection is reset"),
+        "{}",
+        failure.trace
+    );
+    // With a budget of two, the shrinker keeps the one reset the failure needs.
+    let failure = found(
+        "counter-retry-2",
+        "the increment was applied twice",
+        |c| c.network_faults(2),
+        counter(),
+    );
+    assert!(failure.size.starts_with("1 reset, "), "{}", failure.size);
 }
 
 #[test]
@@ -385,6 +413,44 @@ fn a_partition_between_leader_and_follower_gives_a_stale_read() {
         trace.contains("partition follower|leader"),
         "the schedule names the partition: {trace}"
     );
+    assert!(
+        failure.size.starts_with("1 partition, "),
+        "{}",
+        failure.size
+    );
+    pictures_show_hosts_messages_and_the_fault(&failure, "partition follower|leader");
+}
+
+/// The failure's SVG parses, groups lanes by host, links a write to its read, and shows the
+/// fault; its Mermaid boxes the hosts.
+fn pictures_show_hosts_messages_and_the_fault(failure: &braid::Failure, fault: &str) {
+    let trace = failure.run_trace.as_ref().expect("a traced run");
+    let caption = braid::engine::render::Caption {
+        title: &failure.test,
+        verdict: Some((&failure.invariant, &failure.message)),
+    };
+    let svg = braid::engine::render::svg(trace, &caption);
+    let doc = roxmltree::Document::parse(&svg).expect("the SVG parses");
+    let text: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+    let text = text.join("\n");
+    for needle in [
+        "host leader",
+        "host follower",
+        "(network and faults)",
+        fault,
+    ] {
+        assert!(
+            text.contains(needle),
+            "the picture does not show {needle:?}"
+        );
+    }
+    let links = doc
+        .descendants()
+        .filter(|n| n.attribute("marker-end") == Some("url(#link-arrow)"))
+        .count();
+    assert!(links > 0, "no write is linked to its read");
+    let mermaid = braid::engine::render::mermaid(trace, &caption);
+    assert!(mermaid.contains("box host leader"), "{mermaid}");
 }
 
 #[test]

@@ -64,6 +64,11 @@ pub struct RunResult {
     /// Of those, the strategy's interventions by kind ("crash", "reset", "partition", "clock
     /// jump"), each counted as a preemption too.
     pub interventions: std::collections::BTreeMap<String, usize>,
+    /// The steps that were interventions.
+    pub intervention_steps: Vec<usize>,
+    /// The ordinals, among the run's choices, of those drawn within a step (a crash's
+    /// decision per unsynced write): 0 is the weakest outcome of each.
+    pub drawn: Vec<usize>,
     /// The steps at which a still-enabled task was preempted.
     pub preempted_steps: Vec<usize>,
     /// Tasks spawned during the run.
@@ -171,6 +176,8 @@ pub fn run_once(
         steps: exec.steps,
         preemptions: exec.preempted_steps.len(),
         interventions: std::mem::take(&mut exec.interventions),
+        intervention_steps: std::mem::take(&mut exec.intervention_steps),
+        drawn: std::mem::take(&mut exec.drawn),
         preempted_steps: std::mem::take(&mut exec.preempted_steps),
         tasks: exec.tasks.len(),
         digest: exec.digest(),

@@ -144,7 +144,8 @@ pub fn shrink_with(
     // after the violation, where the original was cut).
     let start =
         try_run(Switches::from_decisions(&failing.decisions())).unwrap_or_else(|| failing.clone());
-    let mut best = one_minimal(start, &try_run, &attempts);
+    let start = fewer_faults(start, &try_run);
+    let mut best = weaker_draws(one_minimal(start, &try_run, &attempts), &try_run);
     // Below the 1-minimal count: bounded DFS at count - 1, then lower.
     let started = Instant::now();
     let mut runs_left = options.runs;
@@ -177,7 +178,7 @@ pub fn shrink_with(
                     // Cannot happen for a deterministic model; stop searching rather than loop.
                     break Minimality::OneMinimal;
                 };
-                best = one_minimal(r, &try_run, &attempts);
+                best = weaker_draws(one_minimal(r, &try_run, &attempts), &try_run);
             }
             None if search.exhaustive => break Minimality::Minimum,
             None => {
@@ -325,6 +326,43 @@ fn one_minimal(
         match fewer_switches(&best, try_run) {
             Some(r) => best = r,
             None => break,
+        }
+    }
+    best
+}
+
+/// Faults first: drops each intervention (a crash, a reset, a partition, a clock jump) the
+/// failure does not need, before any plain preemption is tried.
+fn fewer_faults(mut best: RunResult, try_run: &dyn Fn(Switches) -> Option<RunResult>) -> RunResult {
+    let faults = |r: &RunResult| r.intervention_steps.len();
+    let mut i = 0;
+    while i < best.intervention_steps.len() {
+        let step = best.intervention_steps[i];
+        match try_run(without_preemption(&best.decisions(), step))
+            .filter(|r| faults(r) < faults(&best) && r.preemptions <= best.preemptions)
+        {
+            Some(r) => best = r,
+            None => i += 1,
+        }
+    }
+    best
+}
+
+/// Weakens what was drawn within a step to the lowest value that still fails (a draw's values
+/// go from its weakest outcome up: a write kept whole, lost, torn).
+fn weaker_draws(mut best: RunResult, try_run: &dyn Fn(Switches) -> Option<RunResult>) -> RunResult {
+    for ordinal in best.drawn.clone() {
+        let drawn = Switches::from_decisions(&best.decisions())
+            .choices
+            .get(ordinal)
+            .copied();
+        for weaker in 0..drawn.unwrap_or(0) {
+            let mut switches = Switches::from_decisions(&best.decisions());
+            switches.choices[ordinal] = weaker;
+            if let Some(r) = try_run(switches).filter(|r| r.preemptions <= best.preemptions) {
+                best = r;
+                break;
+            }
         }
     }
     best

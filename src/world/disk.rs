@@ -353,8 +353,9 @@ impl Fs {
                     }
                     DataOp::SetLen(len) => format!("set_len({len}) of {file}"),
                 };
+                // 0, the weakest outcome (what the shrinker weakens to), keeps the write whole.
                 let kept = match (fate, op) {
-                    (0, _) => {
+                    (1, _) => {
                         sim::fault::note(|| format!("{disk}: the unsynced {what} is lost"));
                         continue;
                     }
@@ -383,7 +384,7 @@ impl Fs {
                 NameOp::Unlink { path } => format!("removal of {}", path.display()),
             };
             match sim::fault::draw(2) {
-                0 => sim::fault::note(|| format!("{disk}: the unsynced {what} is lost")),
+                1 => sim::fault::note(|| format!("{disk}: the unsynced {what} is lost")),
                 _ => {
                     sim::fault::note(|| format!("{disk}: the unsynced {what} is kept"));
                     apply_name(&mut self.durable_names, &op);

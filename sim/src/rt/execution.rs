@@ -134,6 +134,11 @@ pub(crate) struct Execution {
     /// The strategy's interventions so far, by kind ("crash", "reset", "partition", "clock
     /// jump"): each also counts as a preemption.
     pub interventions: std::collections::BTreeMap<String, usize>,
+    /// The steps that were interventions, and the ordinals (among the run's choices) of the
+    /// values drawn within a step (see `draw`): what the shrinker removes and weakens first.
+    pub intervention_steps: Vec<usize>,
+    pub drawn: Vec<usize>,
+    choices_made: usize,
     /// What a node's crash does besides killing its tasks (its connections reset, its unsynced
     /// writes decided), in the order registered (see `node::on_crash`).
     pub crash_hooks: Vec<CrashHook>,
@@ -206,6 +211,9 @@ impl Execution {
             crashes_left: 0,
             faults_left: 0,
             interventions: std::collections::BTreeMap::new(),
+            intervention_steps: Vec::new(),
+            drawn: Vec::new(),
+            choices_made: 0,
             crash_hooks: Vec::new(),
             run_locals: std::collections::BTreeMap::new(),
             clock_jumps_left: 0,
@@ -670,6 +678,8 @@ impl Execution {
                 }
                 self.decisions.push(Recorded::choice(v));
                 self.digest.write_usize(v);
+                self.drawn.push(self.choices_made);
+                self.choices_made += 1;
                 v
             }
             Err(stop) => {
@@ -1017,6 +1027,7 @@ impl Execution {
                     }
                     self.decisions.push(Recorded::choice(v));
                     self.digest.write_usize(v);
+                    self.choices_made += 1;
                     self.note_effect(|| format!("{v}"));
                 }
                 Err(stop) => {
@@ -1070,6 +1081,7 @@ impl Execution {
             _ => return,
         };
         *self.interventions.entry(kind).or_default() += 1;
+        self.intervention_steps.push(self.steps);
     }
 
     /// Adds the fault sites that are armed, after the tasks proper (as crashes).
