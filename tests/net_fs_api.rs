@@ -5,9 +5,10 @@ use std::io::ErrorKind;
 
 use braid::tokio::fs::{self, File, OpenOptions};
 use braid::tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
-use braid::tokio::net::{lookup_host, TcpListener, TcpStream};
-use braid::tokio::{self};
+use braid::tokio::net::{lookup_host, TcpListener, TcpStream, UdpSocket};
+use braid::tokio::{self, time};
 use futures::{SinkExt, StreamExt};
+use std::time::Duration;
 use tokio_util::codec::{Framed, LinesCodec};
 
 /// Runs `body` over every schedule the default plan tries; it must hold.
@@ -215,4 +216,90 @@ fn each_host_has_its_own_disk() {
 #[should_panic(expected = "outside a braid run")]
 fn net_outside_a_run_says_so() {
     let _ = futures::executor::block_on(TcpListener::bind("0.0.0.0:1"));
+}
+
+/// Three numbered datagrams from `main` to a sink, which collects them until 100 ms pass with
+/// nothing; `main` then judges what arrived with `judge`.
+fn numbered_datagrams(
+    judge: fn(&[u8]) -> bool,
+) -> impl Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> + Clone + Send + Sync {
+    move || {
+        Box::pin(async move {
+            let (tx, rx) = tokio::sync::oneshot::channel::<Vec<u8>>();
+            let tx = std::rc::Rc::new(std::cell::RefCell::new(Some(tx)));
+            let bound = std::sync::Arc::new(tokio::sync::Notify::new());
+            let b = bound.clone();
+            braid::node::start("sink", move || {
+                let (tx, bound) = (tx.clone(), b.clone());
+                async move {
+                    let socket = UdpSocket::bind("0.0.0.0:5000").await.unwrap();
+                    bound.notify_one();
+                    let mut got = Vec::new();
+                    let mut buf = [0; 8];
+                    loop {
+                        let wait = Duration::from_millis(100);
+                        let Ok(received) = time::timeout(wait, socket.recv_from(&mut buf)).await
+                        else {
+                            break;
+                        };
+                        let (n, from) = received.unwrap();
+                        assert_eq!((n, from.to_string().as_str()), (1, "10.0.0.1:6000"));
+                        got.push(buf[0]);
+                    }
+                    if let Some(tx) = tx.borrow_mut().take() {
+                        let _ = tx.send(got);
+                    }
+                }
+            });
+            let socket = UdpSocket::bind("0.0.0.0:6000").await.unwrap();
+            // A datagram sent before the sink is bound would be dropped, as UDP's.
+            bound.notified().await;
+            socket.connect("sink:5000").await.unwrap();
+            for i in 1..=3u8 {
+                socket.send(&[i]).await.unwrap();
+            }
+            if let Ok(got) = rx.await {
+                assert!(judge(&got), "datagrams arrived as {got:?}");
+            }
+        })
+    }
+}
+
+#[test]
+fn udp_datagrams_without_faults_arrive_once_in_order() {
+    braid::check(numbered_datagrams(|got| got == [1, 2, 3]))
+        .name("udp-no-faults")
+        .clock_jumps(0)
+        .runs(2_000)
+        .assert_holds();
+}
+
+/// Each fault is found by the one property only it breaks, and the failure names it.
+#[test]
+fn udp_faults_drop_duplicate_and_reorder_datagrams() {
+    let cases: [(&str, fn(&[u8]) -> bool); 3] = [
+        ("1 drop", |got| [1, 2, 3].iter().all(|i| got.contains(i))),
+        ("1 duplicate", |got| {
+            (1..got.len()).all(|i| !got[..i].contains(&got[i]))
+        }),
+        ("1 reorder", |got| got.windows(2).all(|w| w[0] <= w[1])),
+    ];
+    for (fault, judge) in cases {
+        let report = braid::check(numbered_datagrams(judge))
+            .name(fault)
+            .network_faults(1)
+            .clock_jumps(0)
+            .runs(20_000)
+            .out(std::env::temp_dir().join("braid-udp-faults"))
+            .run();
+        let failure = report
+            .failure()
+            .unwrap_or_else(|| panic!("{fault}: not found: {:?}", report.outcome));
+        assert!(
+            failure.message.contains("datagrams arrived as"),
+            "{}",
+            failure.message
+        );
+        assert!(failure.size.starts_with(fault), "{fault}: {}", failure.size);
+    }
 }

@@ -5,6 +5,7 @@
 //! `Check::network_faults`), and, when a host crashes (`Check::crashes`), what became of each
 //! write it had not synced. `braid::tokio::{net, fs}` are tokio's types over it.
 
+pub(crate) mod datagram;
 pub(crate) mod disk;
 pub(crate) mod hosts;
 pub(crate) mod network;

@@ -14,6 +14,7 @@ use std::task::{Context, Poll, Waker};
 use sim::fault::Site;
 use sim::sync::Shared;
 
+use super::datagram::Port;
 use super::hosts;
 use super::pipe::Pipe;
 
@@ -123,6 +124,8 @@ struct NetState {
     /// The registry's scheduling points: binds, connects and closes are steps on it.
     registry: Option<Rc<Shared<u64>>>,
     listeners: BTreeMap<(String, u16), Arc<Listener>>,
+    /// Bound UDP sockets, by host and port.
+    ports: BTreeMap<(String, u16), Arc<Port>>,
     conns: Vec<Arc<Conn>>,
     next_port: BTreeMap<String, u16>,
     /// Pairs of hosts (in name order) cut off from each other, and the fault site of each
@@ -218,6 +221,70 @@ impl Network {
         }
     }
 
+    /// Whether hosts `a` and `b` are cut off from each other now.
+    pub(crate) fn partitioned(&self, a: &str, b: &str) -> bool {
+        self.state.borrow().partitions.contains(&pair(a, b))
+    }
+
+    /// Binds a UDP socket on the running task's host (after the point).
+    pub(crate) fn bind_udp(&self, addr: SocketAddr) -> io::Result<Arc<Port>> {
+        let host = hosts::current();
+        let port = {
+            let mut st = self.state.borrow_mut();
+            let port = match addr.port() {
+                0 => next_port(&mut st, &host),
+                p => p,
+            };
+            if st.ports.contains_key(&(host.clone(), port)) {
+                return Err(io::Error::new(
+                    io::ErrorKind::AddrInUse,
+                    format!("Address already in use (os error 98): {host} already has a UDP socket on port {port}"),
+                ));
+            }
+            port
+        };
+        let ip = hosts::ip_of(&host).expect("the running host exists");
+        let bound = Port::start(&host, SocketAddr::new(ip.into(), port));
+        self.state
+            .borrow_mut()
+            .ports
+            .insert((host, port), bound.clone());
+        Ok(bound)
+    }
+
+    /// Forgets a UDP socket that was dropped.
+    pub(crate) fn unbind_udp(&self, port: &Port) {
+        let key = (port.host.clone(), port.addr.port());
+        let mut st = self.state.borrow_mut();
+        if st.ports.get(&key).is_some_and(|p| std::ptr::eq(&**p, port)) {
+            st.ports.remove(&key);
+        }
+        drop(st);
+        port.close();
+    }
+
+    /// Sends a datagram from `from` to `to` (after the point): dropped if nothing is bound
+    /// there, as UDP does.
+    pub(crate) fn send_udp(&self, from: &Port, to: SocketAddr, bytes: &[u8]) -> io::Result<()> {
+        let to_host = hosts::at(to.ip())?;
+        if to_host != from.host {
+            self.partition_site(&from.host, &to_host);
+        }
+        let dest = self
+            .state
+            .borrow()
+            .ports
+            .get(&(to_host, to.port()))
+            .cloned();
+        match dest {
+            Some(dest) => dest.send(from.addr, &from.host, bytes),
+            None => sim::fault::note(|| {
+                format!("a datagram to {to} is dropped: nothing is bound there")
+            }),
+        }
+        Ok(())
+    }
+
     /// Whether the running task's host is cut off from `to`'s host: then a connect waits.
     pub(crate) fn poll_reachable(&self, to: &str, cx: &mut Context<'_>) -> Poll<()> {
         let from = hosts::current();
@@ -296,7 +363,7 @@ impl Network {
     }
 
     /// The fault site that partitions `a` from `b`, started with their first connection.
-    fn partition_site(&self, a: &str, b: &str) {
+    pub(crate) fn partition_site(&self, a: &str, b: &str) {
         let key = pair(a, b);
         if self.state.borrow().partition_sites.contains_key(&key) {
             return;

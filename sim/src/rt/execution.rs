@@ -1223,7 +1223,8 @@ impl Execution {
         // A deadlock: say who waits on what (only now, not at every quiescent end).
         let mut stuck = String::new();
         let mut idle = String::new();
-        for t in unfinished() {
+        // Daemons (deliveries, fault sites) wait as a matter of course: not worth a word.
+        for t in unfinished().filter(|t| !t.daemon) {
             let op = parked(t);
             let line = if t.daemon || op.is_idle_wait() {
                 &mut idle

@@ -1,5 +1,5 @@
 //! tokio's `net` over braid's simulated network: `TcpListener`, `TcpStream` (with `split`,
-//! `into_split`, `peer_addr`, `local_addr` and shutdown), and `lookup_host`, implementing
+//! `into_split`, `peer_addr`, `local_addr` and shutdown), `UdpSocket`, and `lookup_host`, implementing
 //! tokio's own `AsyncRead`/`AsyncWrite`, so `tokio::io`'s utilities and codecs built on those
 //! traits (tokio-util's `Framed`) work unchanged.
 //!
@@ -18,7 +18,13 @@
 //! [`Check::crashes(n)`](crate::Check::crashes), a node's crash resets its connections and
 //! closes its listeners. Every one of these is a decision a replay file names.
 //!
-//! Not simulated: UDP, back-pressure (a write never waits for the reader), `try_read`/`peek`,
+//! `UdpSocket` (`bind`, `send_to`, `recv_from`, `connect`, `send`, `recv`): each datagram's
+//! arrival is a step of its socket's delivery task, in the order sent unless a fault strikes:
+//! with `network_faults`, the first datagram on the way may be dropped, duplicated or sent
+//! behind the others; between partitioned hosts it is lost. A datagram to a port nobody bound
+//! is dropped.
+//!
+//! Not simulated: back-pressure (a write never waits for the reader), `try_read`/`peek`,
 //! socket options beyond `set_nodelay`/`nodelay` (accepted, no effect).
 //!
 //! ```
@@ -56,11 +62,13 @@ mod addr;
 mod split;
 mod tcp_listener;
 mod tcp_stream;
+mod udp_socket;
 
 pub use addr::{lookup_host, ToSocketAddrs};
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 pub use tcp_listener::TcpListener;
 pub use tcp_stream::TcpStream;
+pub use udp_socket::UdpSocket;
 
 /// tokio's `tokio::net::tcp` paths for the split halves.
 pub mod tcp {
