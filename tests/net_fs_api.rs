@@ -218,10 +218,13 @@ fn net_outside_a_run_says_so() {
     let _ = futures::executor::block_on(TcpListener::bind("0.0.0.0:1"));
 }
 
+/// What `main` says of the datagrams the sink got.
+type Judge = fn(&[u8]) -> bool;
+
 /// Three numbered datagrams from `main` to a sink, which collects them until 100 ms pass with
 /// nothing; `main` then judges what arrived with `judge`.
 fn numbered_datagrams(
-    judge: fn(&[u8]) -> bool,
+    judge: Judge,
 ) -> impl Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> + Clone + Send + Sync {
     move || {
         Box::pin(async move {
@@ -277,7 +280,7 @@ fn udp_datagrams_without_faults_arrive_once_in_order() {
 /// Each fault is found by the one property only it breaks, and the failure names it.
 #[test]
 fn udp_faults_drop_duplicate_and_reorder_datagrams() {
-    let cases: [(&str, fn(&[u8]) -> bool); 3] = [
+    let cases: [(&str, Judge); 3] = [
         ("1 drop", |got| [1, 2, 3].iter().all(|i| got.contains(i))),
         ("1 duplicate", |got| {
             (1..got.len()).all(|i| !got[..i].contains(&got[i]))
