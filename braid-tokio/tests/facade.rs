@@ -89,3 +89,27 @@ async fn failing_program() {
 fn a_failing_main_panics_with_the_report() {
     failing_program();
 }
+
+/// tokio's `net`, `fs` and `io` paths are braid's simulated network and disk.
+#[braid_tokio::test(crate = "braid_tokio", network_faults = 1)]
+#[should_panic(expected = "a reset")]
+async fn net_fs_and_io_are_there_and_faults_explored() {
+    use braid_tokio::io::{AsyncReadExt, AsyncWriteExt};
+    braid_tokio::fs::write("/greeting", b"hello").await.unwrap();
+    let listener = braid_tokio::net::TcpListener::bind("0.0.0.0:80")
+        .await
+        .unwrap();
+    let server = braid_tokio::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        let greeting = braid_tokio::fs::read("/greeting").await.unwrap();
+        let _ = s.write_all(&greeting).await;
+    });
+    let mut client = braid_tokio::net::TcpStream::connect("localhost:80")
+        .await
+        .unwrap();
+    let mut got = String::new();
+    let read = client.read_to_string(&mut got).await;
+    assert!(read.is_ok(), "a reset: {read:?}");
+    assert_eq!(got, "hello");
+    server.await.unwrap();
+}
