@@ -320,11 +320,15 @@ fn explore(model: &TestModel, info: &TestInfo, settings: &Settings) -> Outcome {
     if summary.proves_nothing() || (proof_requested && !summary.finished()) {
         return Outcome::Inconclusive(summary.unfinished());
     }
+    let probe = probe_run(model, settings);
+    if let Some(why) = budget_without_target(model, &probe) {
+        return Outcome::Inconclusive(why);
+    }
     let mut coverage = summary.coverage();
     if let Some(budgets) = fault_budgets(model) {
         coverage += &format!(" (a run may have up to {budgets}, each counted as a preemption)");
     }
-    if saw_nothing_of_yours(model, settings) {
+    if saw_nothing_of_yours(&probe) {
         coverage += "; braid saw no operation of yours: code on real tokio or std::sync is not \
                      explored (see the README, \"Check your tokio crate\")";
     }
@@ -359,14 +363,7 @@ fn fault_budgets(model: &TestModel) -> Option<String> {
 /// Whether a run of the test (one, traced, on a random schedule) reaches no scheduling point
 /// but the test's own tasks starting and being joined: then its code ran on something braid
 /// does not see (real tokio, std's locks and atomics), and "holds" says nothing about it.
-fn saw_nothing_of_yours(model: &TestModel, settings: &Settings) -> bool {
-    let config = sim::RunConfig {
-        max_steps: settings.max_steps,
-        trace: true,
-        record_accesses: false,
-    };
-    let strategy = StrategyKind::Random.build(settings.seed, settings.max_steps);
-    let (run, _) = sim::run_once(model, strategy, 0, &config);
+fn saw_nothing_of_yours(run: &sim::RunResult) -> bool {
     let Some(trace) = &run.trace else {
         return false;
     };
@@ -378,6 +375,39 @@ fn saw_nothing_of_yours(model: &TestModel, settings: &Settings) -> bool {
         }
         _ => true,
     })
+}
+
+/// One run of the test, traced, on a random schedule: what a holding check looks at to say
+/// what it could not see.
+fn probe_run(model: &TestModel, settings: &Settings) -> sim::RunResult {
+    let config = sim::RunConfig {
+        max_steps: settings.max_steps,
+        trace: true,
+        record_accesses: false,
+    };
+    let strategy = StrategyKind::Random.build(settings.seed, settings.max_steps);
+    sim::run_once(model, strategy, 0, &config).0
+}
+
+/// A fault budget with nothing to strike (crashes without a node, network faults without a
+/// connection or socket) proves nothing about faults: why, if so.
+fn budget_without_target(model: &TestModel, probe: &sim::RunResult) -> Option<String> {
+    let crashes = sim::Model::crashes(model);
+    let faults = sim::Model::network_faults(model);
+    if crashes > 0 && probe.nodes == 0 {
+        return Some(format!(
+            "crashes({crashes}) was asked, but the test starts no node (braid::node::start): \
+             nothing could crash, so a pass would say nothing about crashes"
+        ));
+    }
+    if faults > 0 && probe.fault_sites == 0 {
+        return Some(format!(
+            "network_faults({faults}) was asked, but the test made no connection or UDP socket \
+             (braid::tokio::net) in the run braid looked at: no fault could strike, so a pass \
+             would say nothing about faults"
+        ));
+    }
+    None
 }
 
 /// What a check found.

@@ -306,3 +306,19 @@ fn udp_faults_drop_duplicate_and_reorder_datagrams() {
         assert!(failure.size.starts_with(fault), "{fault}: {}", failure.size);
     }
 }
+
+#[test]
+fn a_fault_budget_with_nothing_to_strike_is_no_pass() {
+    let report = braid::check(|| async {}).network_faults(1).run();
+    match report.outcome {
+        braid::Outcome::Inconclusive(why) => {
+            assert!(why.contains("network_faults(1) was asked"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let report = braid::check(|| async {}).crashes(2).run();
+    match report.outcome {
+        braid::Outcome::Inconclusive(why) => assert!(why.contains("starts no node"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}

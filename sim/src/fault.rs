@@ -32,6 +32,7 @@ impl Site {
             // A strike's enabling depends on the budget, which no reduction sees: runs with
             // fault sites are searched without reduction, as runs with nodes are.
             ex.used_time = true;
+            ex.fault_sites += 1;
             ex.add_object(name.clone().into(), ObjState::FaultSite { armed })
         });
         let task = spawn_daemon(name, async move {

@@ -69,6 +69,9 @@ pub struct RunResult {
     /// The ordinals, among the run's choices, of those drawn within a step (a crash's
     /// decision per unsynced write): 0 is the weakest outcome of each.
     pub drawn: Vec<usize>,
+    /// Nodes started, and fault sites started: what crashes and faults could strike.
+    pub nodes: usize,
+    pub fault_sites: usize,
     /// The steps at which a still-enabled task was preempted.
     pub preempted_steps: Vec<usize>,
     /// Tasks spawned during the run.
@@ -178,6 +181,8 @@ pub fn run_once(
         interventions: std::mem::take(&mut exec.interventions),
         intervention_steps: std::mem::take(&mut exec.intervention_steps),
         drawn: std::mem::take(&mut exec.drawn),
+        nodes: exec.node_count(),
+        fault_sites: exec.fault_sites,
         preempted_steps: std::mem::take(&mut exec.preempted_steps),
         tasks: exec.tasks.len(),
         digest: exec.digest(),

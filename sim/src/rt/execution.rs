@@ -138,6 +138,8 @@ pub(crate) struct Execution {
     /// values drawn within a step (see `draw`): what the shrinker removes and weakens first.
     pub intervention_steps: Vec<usize>,
     pub drawn: Vec<usize>,
+    /// Fault sites started in the run (see `sim::fault`).
+    pub fault_sites: usize,
     choices_made: usize,
     /// What a node's crash does besides killing its tasks (its connections reset, its unsynced
     /// writes decided), in the order registered (see `node::on_crash`).
@@ -213,6 +215,7 @@ impl Execution {
             interventions: std::collections::BTreeMap::new(),
             intervention_steps: Vec::new(),
             drawn: Vec::new(),
+            fault_sites: 0,
             choices_made: 0,
             crash_hooks: Vec::new(),
             run_locals: std::collections::BTreeMap::new(),
@@ -254,6 +257,11 @@ impl Execution {
                 Some((t.name.to_string(), host))
             })
             .collect()
+    }
+
+    /// How many nodes started.
+    pub(crate) fn node_count(&self) -> usize {
+        self.nodes.len()
     }
 
     /// The nodes' names, in the order they started.
