@@ -183,6 +183,11 @@ fn a_server_that_acks_before_sync_loses_an_acknowledged_write() {
         "the schedule names the crash: {trace}"
     );
     assert!(failure.size.starts_with("1 crash, "), "{}", failure.size);
+    // The replay file says what the crash decided for the write, not only a number.
+    assert!(
+        trace.contains(r#""choose": 1,"#) && trace.contains("to /data/log: 0 kept, 1 lost, 2 torn"),
+        "{trace}"
+    );
     // The shrinker weakens a torn write to a lost one where that still fails (never to one
     // kept whole: that would not fail).
     assert!(

@@ -71,10 +71,13 @@ where
 }
 
 /// A value in `0..n` the strategy picks within the running task's step, without parking it:
-/// recorded as a `choose` in the schedule, so replays and searches decide it too.
-pub fn draw(n: usize) -> usize {
+/// recorded as a `choose` in the schedule, so replays and searches decide it too, with `what`
+/// it decides (the replay file's reader sees it; 0 should be the weakest outcome, the one the
+/// shrinker weakens to).
+pub fn draw(n: usize, what: impl FnOnce() -> String) -> usize {
     assert!(n > 0, "draw needs at least one alternative");
-    with_exec(|ex| ex.draw(n))
+    let what: std::sync::Arc<str> = what().into();
+    with_exec(|ex| ex.draw(n, what))
 }
 
 /// Adds a line to the run's trace for the running task (a fault's effect), when tracing.

@@ -101,6 +101,8 @@ pub struct RunResult {
 struct Schedule {
     recorded: Vec<Recorded>,
     names: Vec<Arc<str>>,
+    /// What the values drawn within a step decided, by their index in `recorded`.
+    labels: std::collections::BTreeMap<usize, Arc<str>>,
 }
 
 impl RunResult {
@@ -112,12 +114,20 @@ impl RunResult {
 
     /// The decisions taken, by stable task name: what a replay file records.
     pub fn decisions(&self) -> Vec<Decision> {
-        let Schedule { recorded, names } = &self.schedule;
+        let Schedule {
+            recorded,
+            names,
+            labels,
+        } = &self.schedule;
         recorded
             .iter()
-            .map(|d| match *d {
+            .enumerate()
+            .map(|(i, d)| match *d {
                 Recorded::Task(t) => Decision::Task(names[t as usize].clone()),
-                Recorded::Choice(v) => Decision::Choice { choose: v as usize },
+                Recorded::Choice(v) => Decision::Choice {
+                    choose: v as usize,
+                    what: labels.get(&i).cloned(),
+                },
             })
             .collect()
     }
@@ -172,6 +182,7 @@ pub fn run_once(
     let schedule = Schedule {
         recorded: std::mem::take(&mut exec.decisions),
         names: exec.tasks.iter().map(|t| t.name.clone()).collect(),
+        labels: std::mem::take(&mut exec.draw_labels),
     };
     let result = RunResult {
         outcome,

@@ -7,14 +7,21 @@ use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// One decision of a run: which task took the next step, or which value a `choose` drew.
-/// Serialised as `"router:p1"` or `{"choose": 1}` so a replay file reads like a story. A task's
-/// name is shared, not copied, by every decision that names it: a run records one per step.
-/// Read strictly: an object with any key but one `choose` is an error.
+/// Serialised as `"router:p1"` or `{"choose": 1}` so a replay file reads like a story; a value
+/// drawn within a step names what it decided (`{"choose": 1, "what": "disk(kv): the unsynced
+/// write of 4 bytes at 0 to /data/log: 0 kept, 1 lost, 2 torn"}`). A task's name is shared,
+/// not copied, by every decision that names it: a run records one per step. Read strictly: an
+/// object with any key but one `choose` and at most one `what` is an error; `what` is for
+/// readers, and a replay follows the value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(untagged)]
 pub enum Decision {
     Task(Arc<str>),
-    Choice { choose: usize },
+    Choice {
+        choose: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        what: Option<Arc<str>>,
+    },
 }
 
 impl<'de> Deserialize<'de> for Decision {
@@ -38,17 +45,17 @@ impl<'de> Visitor<'de> for DecisionVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Decision, A::Error> {
         let mut choose = None;
+        let mut what: Option<Arc<str>> = None;
         while let Some(key) = map.next_key::<String>()? {
-            if key != "choose" {
-                return Err(de::Error::unknown_field(&key, &["choose"]));
+            match key.as_str() {
+                "choose" if choose.is_none() => choose = Some(map.next_value::<usize>()?),
+                "what" if what.is_none() => what = Some(Arc::from(map.next_value::<String>()?)),
+                "choose" | "what" => return Err(de::Error::duplicate_field("choose or what")),
+                _ => return Err(de::Error::unknown_field(&key, &["choose", "what"])),
             }
-            if choose.is_some() {
-                return Err(de::Error::duplicate_field("choose"));
-            }
-            choose = Some(map.next_value::<usize>()?);
         }
         let choose = choose.ok_or_else(|| de::Error::missing_field("choose"))?;
-        Ok(Decision::Choice { choose })
+        Ok(Decision::Choice { choose, what })
     }
 }
 
@@ -56,7 +63,11 @@ impl fmt::Display for Decision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Decision::Task(name) => write!(f, "{name}"),
-            Decision::Choice { choose } => write!(f, "choose {choose}"),
+            Decision::Choice { choose, what: None } => write!(f, "choose {choose}"),
+            Decision::Choice {
+                choose,
+                what: Some(what),
+            } => write!(f, "choose {choose} ({what})"),
         }
     }
 }

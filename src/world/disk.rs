@@ -343,15 +343,19 @@ impl Fs {
                 .cloned()
                 .unwrap_or_else(|| format!("removed file #{inode}"));
             for op in std::mem::take(&mut node.pending) {
-                let fate = match &op {
-                    DataOp::Write { bytes, .. } if bytes.len() > 1 => sim::fault::draw(3),
-                    _ => sim::fault::draw(2),
-                };
                 let what = match &op {
                     DataOp::Write { offset, bytes } => {
                         format!("write of {} bytes at {offset} to {file}", bytes.len())
                     }
                     DataOp::SetLen(len) => format!("set_len({len}) of {file}"),
+                };
+                let fate = match &op {
+                    DataOp::Write { bytes, .. } if bytes.len() > 1 => sim::fault::draw(3, || {
+                        format!("{disk}: the unsynced {what}: 0 kept, 1 lost, 2 torn")
+                    }),
+                    _ => sim::fault::draw(2, || {
+                        format!("{disk}: the unsynced {what}: 0 kept, 1 lost")
+                    }),
                 };
                 // 0, the weakest outcome (what the shrinker weakens to), keeps the write whole.
                 let kept = match (fate, op) {
@@ -383,7 +387,7 @@ impl Fs {
                 NameOp::Link { path, .. } => format!("entry {}", path.display()),
                 NameOp::Unlink { path } => format!("removal of {}", path.display()),
             };
-            match sim::fault::draw(2) {
+            match sim::fault::draw(2, || format!("{disk}: the unsynced {what}: 0 kept, 1 lost")) {
                 1 => sim::fault::note(|| format!("{disk}: the unsynced {what} is lost")),
                 _ => {
                     sim::fault::note(|| format!("{disk}: the unsynced {what} is kept"));

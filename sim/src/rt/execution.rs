@@ -138,6 +138,8 @@ pub(crate) struct Execution {
     /// values drawn within a step (see `draw`): what the shrinker removes and weakens first.
     pub intervention_steps: Vec<usize>,
     pub drawn: Vec<usize>,
+    /// What each value drawn within a step decided, by its index among the decisions.
+    pub draw_labels: std::collections::BTreeMap<usize, std::sync::Arc<str>>,
     /// Fault sites started in the run (see `sim::fault`).
     pub fault_sites: usize,
     choices_made: usize,
@@ -216,6 +218,7 @@ impl Execution {
             intervention_steps: Vec::new(),
             drawn: Vec::new(),
             fault_sites: 0,
+            draw_labels: std::collections::BTreeMap::new(),
             choices_made: 0,
             crash_hooks: Vec::new(),
             run_locals: std::collections::BTreeMap::new(),
@@ -675,7 +678,7 @@ impl Execution {
     /// Attaches an effect ("acquired", "Full", "popped p1#1") to the last step, when tracing.
     /// A value in `0..n` the strategy picks within the running task's step, without parking
     /// it (a crash deciding what became of each unsynced write). Recorded as a `choose`.
-    pub(crate) fn draw(&mut self, n: usize) -> usize {
+    pub(crate) fn draw(&mut self, n: usize, what: std::sync::Arc<str>) -> usize {
         if self.end.is_some() {
             return 0;
         }
@@ -684,6 +687,7 @@ impl Execution {
                 if let (Some(values), Some(me)) = (&mut self.values, self.current) {
                     values.chose(me.0, v);
                 }
+                self.draw_labels.insert(self.decisions.len(), what);
                 self.decisions.push(Recorded::choice(v));
                 self.digest.write_usize(v);
                 self.drawn.push(self.choices_made);

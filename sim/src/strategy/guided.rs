@@ -32,7 +32,7 @@ impl Switches {
                     prev = Some(name);
                     step += 1;
                 }
-                Decision::Choice { choose } => switches.choices.push(*choose),
+                Decision::Choice { choose, .. } => switches.choices.push(*choose),
             }
         }
         switches

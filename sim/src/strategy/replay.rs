@@ -129,7 +129,7 @@ impl Strategy for Replay {
     fn pick_value(&mut self, step: usize, n: usize) -> Result<usize, Stop> {
         let recorded = self.decisions.get(self.next).cloned();
         match recorded {
-            Some(Decision::Choice { choose }) if choose < n => {
+            Some(Decision::Choice { choose, .. }) if choose < n => {
                 self.next += 1;
                 Ok(choose)
             }
