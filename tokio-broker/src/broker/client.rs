@@ -25,6 +25,13 @@ pub struct ClientLog {
     pub wire: Vec<Msg>,
     /// Where the routers put each message (ghost: the client cannot see it).
     pub routes: Vec<(MsgId, Route)>,
+    /// Messages the broker took responsibility for (ghost): persisted in flight, so sent or
+    /// about to be. A publisher whose broker restarted re-sends only the others.
+    taken: BTreeSet<MsgId>,
+    /// What each connection generation's bind re-queued (ghost, from the store).
+    binds: BTreeMap<u64, Vec<Msg>>,
+    /// The generation of the connection c last read a PUBLISH on.
+    reading: u64,
 }
 
 impl ClientLog {
@@ -38,9 +45,62 @@ impl ClientLog {
 
     /// c connects (again): the broker holds `inflight` for it, sent before and unacked. Sent,
     /// not necessarily received: a crash can drop a message persisted in flight before c read
-    /// it off the wire, and then its DUP resend is the first c sees of it.
+    /// it off the wire, and then its DUP resend is the first c sees of it. What an earlier
+    /// connection still owed stays owed, after these (bind re-queues these in front of it).
     pub fn connect(&mut self, inflight: &[Msg]) {
-        self.owed = inflight.iter().map(|m| m.id).collect();
+        let still_owed: Vec<MsgId> = self
+            .owed
+            .iter()
+            .filter(|id| !inflight.iter().any(|m| m.id == **id))
+            .copied()
+            .collect();
+        self.owed = inflight.iter().map(|m| m.id).chain(still_owed).collect();
+    }
+
+    /// The bind of connection `generation` re-queued `inflight` (ghost: c cannot see it).
+    pub fn bound(&mut self, generation: u64, inflight: &[Msg]) {
+        self.binds.insert(generation, inflight.to_vec());
+    }
+
+    /// c reads its first PUBLISH on connection `generation` (its CONNACK's): c is owed what
+    /// its bind re-queued, and what the binds since c's previous connection did (connections
+    /// c had given up on, which took the session over on the way: their re-queued messages
+    /// are still to come). Only then: until this connection was bound, c read what the
+    /// previous one had been sent.
+    pub fn reading_connection(&mut self, generation: u64) {
+        assert!(
+            self.binds.contains_key(&generation),
+            "c reads a PUBLISH of connection {generation}, which has not bound"
+        );
+        let since: Vec<Vec<Msg>> = self
+            .binds
+            .range(self.reading + 1..)
+            .take_while(|(g, _)| **g <= generation)
+            .map(|(_, inflight)| inflight.clone())
+            .collect();
+        for inflight in since {
+            self.connect(&inflight);
+        }
+        self.reading = generation;
+    }
+
+    /// The broker took responsibility for these messages (see `taken`).
+    pub fn took(&mut self, msgs: &[Msg]) {
+        self.taken.extend(msgs.iter().map(|m| m.id));
+    }
+
+    /// Whether the broker took responsibility for `id`.
+    pub fn has_taken(&self, id: MsgId) -> bool {
+        self.taken.contains(&id)
+    }
+
+    /// Messages the broker took responsibility for that c has not received.
+    pub fn undelivered(&self) -> Vec<MsgId> {
+        self.taken
+            .iter()
+            .filter(|id| !self.seen.contains(id))
+            .copied()
+            .collect()
     }
 
     /// c received `msgs` in an earlier session (the restart scenario's pre-seeded state).

@@ -1,6 +1,6 @@
 //! The client handler task: register_session, bind (re-queue the persisted in-flight
 //! messages), then the serve loop: a `select!` over the acks, the QoS1 lane, the backlog and
-//! the wake-up.
+//! the wake-up, until c's connection ends.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -71,11 +71,30 @@ impl<S: SessionStore> ClientHandler<S> {
             let backlog_ready =
                 self.window_has_room() && self.lane_rx.is_empty() && self.broker.queue.count() > 0;
             rt::select! {
-                Some(packet_id) = self.acks.recv() => self.puback(packet_id).await,
+                ack = self.acks.recv() => match ack {
+                    Some(packet_id) => self.puback(packet_id).await,
+                    // c's connection ended (it failed, or c took its session over from a new
+                    // one): this handler is done.
+                    None => return self.hand_back_lane().await,
+                },
                 Some(msg) = self.lane_rx.recv(), if lane_open => self.deliver(msg).await,
                 _ = std::future::ready(()), if backlog_ready => self.drain_backlog().await,
                 _ = self.broker.wake.notified() => {}
             }
+        }
+    }
+
+    /// The connection is gone: routers stop using its lane, and what they put there goes to
+    /// the front of the queue for the next connection. Older than anything queued since (a
+    /// router takes the lane only while c is not behind), newer than what bind re-queues.
+    async fn hand_back_lane(&mut self) {
+        self.lane_rx.close();
+        let mut laned = Vec::new();
+        while let Some(msg) = self.lane_rx.recv().await {
+            laned.push(msg);
+        }
+        if !laned.is_empty() {
+            self.broker.queue.requeue_front(&laned).await;
         }
     }
 

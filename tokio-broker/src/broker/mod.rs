@@ -1,14 +1,21 @@
 //! The MQTT v5 broker's QoS1 backlog and lane for one client `c`, as tokio code: the client
 //! queue ([`ClientQueue`]), the router ([`Broker::route`]), the client handler
 //! ([`ClientHandler`]: register_session, bind, serve) and session storage
-//! ([`SessionStore`]). This file and its modules are compiled twice (see the crate's docs):
-//! `rt` is the runtime, `atomic` the atomics.
+//! ([`SessionStore`]: in memory, [`MemStore`]; on a file, [`FileStore`]). Over a real
+//! transport: the TCP front end ([`FrontEnd`], the line protocol of [`Frame`]) and c over TCP
+//! ([`TcpClient`]). This file and its modules are compiled twice (see the crate's docs): `rt`
+//! is the runtime, `atomic` the atomics.
 
 mod client;
+mod file_store;
+mod front_end;
 mod handler;
+mod observed_store;
+mod protocol;
 mod queue;
 mod router;
 mod storage;
+mod tcp_client;
 mod variant;
 
 use std::collections::BTreeMap;
@@ -21,9 +28,14 @@ use rt::sync::mpsc;
 use rt::sync::{Notify, RwLock};
 
 pub use client::{Client, ClientLog};
+pub use file_store::{Durability, FileStore, LOG_FILE};
+pub use front_end::FrontEnd;
 pub use handler::ClientHandler;
+pub use observed_store::ObservedStore;
+pub use protocol::Frame;
 pub use queue::ClientQueue;
 pub use storage::{MemStore, SessionStore};
+pub use tcp_client::TcpClient;
 pub use variant::{Behind, Guards, Variant};
 
 /// The client whose session the broker restores.
