@@ -35,3 +35,40 @@
 //! ```
 
 pub use sim::node::{start, Durable};
+
+/// Seeds `host`'s disk (see `braid::tokio::fs`) with a file, durably, before its tasks use it:
+/// each run's disks start empty, and this is how a test gives a host the files it boots from.
+/// Its directories are made as needed. Not a scheduling point (setup, as `Durable::new`).
+///
+/// ```
+/// use braid::tokio::fs;
+///
+/// braid::check(|| async {
+///     braid::node::seed_file("db", "/etc/db.conf", b"port = 7000").unwrap();
+///     let (tx, rx) = braid::tokio::sync::oneshot::channel();
+///     let tx = std::sync::Mutex::new(Some(tx));
+///     braid::node::start("db", move || {
+///         let tx = tx.lock().unwrap().take();
+///         async move {
+///             // Seeded durably: there on every boot, crash or not.
+///             let conf = fs::read_to_string("/etc/db.conf").await.unwrap();
+///             assert_eq!(conf, "port = 7000");
+///             if let Some(tx) = tx {
+///                 let _ = tx.send(());
+///             }
+///         }
+///     });
+///     let _ = rx.await;
+/// })
+/// .crashes(1)
+/// .assert_holds();
+/// ```
+pub fn seed_file(
+    host: &str,
+    path: impl AsRef<std::path::Path>,
+    contents: impl AsRef<[u8]>,
+) -> std::io::Result<()> {
+    let path = crate::world::disk::resolve(path.as_ref())?;
+    let disk = crate::world::disk::disk_of(host);
+    disk.fs.with_mut(|fs| fs.seed(&path, contents.as_ref()))
+}

@@ -29,9 +29,13 @@ impl Site {
     pub fn start(name: impl Into<String>, armed: bool, strike: impl Fn() + 'static) -> Site {
         let name = name.into();
         let obj = with_exec(|ex| {
-            // A strike's enabling depends on the budget, which no reduction sees: runs with
-            // fault sites are searched without reduction, as runs with nodes are.
-            ex.used_time = true;
+            // A strike's enabling depends on the budget, which no reduction sees: runs that may
+            // strike are searched without reduction, as runs that may crash are. Without a
+            // budget a site is never enabled, and a delivery is a step on its own connection's
+            // objects only: deliveries on different connections are independent.
+            if ex.faults_left > 0 {
+                ex.used_time = true;
+            }
             ex.fault_sites += 1;
             ex.add_object(name.clone().into(), ObjState::FaultSite { armed })
         });

@@ -330,6 +330,30 @@ impl Fs {
             .collect())
     }
 
+    /// A file put there durably before the run's tasks use it (a test seeding a host's disk):
+    /// its directories are made as needed, and everything is synced.
+    pub(crate) fn seed(&mut self, path: &Path, contents: &[u8]) -> io::Result<()> {
+        let mut at = PathBuf::from("/");
+        for part in path.parent().unwrap_or(Path::new("/")).iter().skip(1) {
+            at.push(part);
+            if self.lookup(&at).is_err() {
+                self.create_dir(&at)?;
+            }
+        }
+        let inode = self.open(path, true, false, true)?;
+        if self.nodes[inode].is_dir {
+            return Err(is_dir_error(path));
+        }
+        self.write_at(inode, 0, contents);
+        let node = &mut self.nodes[inode];
+        node.durable = node.data.clone();
+        node.pending.clear();
+        for op in std::mem::take(&mut self.pending_names) {
+            apply_name(&mut self.durable_names, &op);
+        }
+        Ok(())
+    }
+
     /// The host crashed: the strategy decides what became of each change not yet durable;
     /// then the host sees only what is durable.
     fn crash(&mut self, disk: &str) {

@@ -232,8 +232,10 @@ impl Execution {
 
     pub(crate) fn add_node(&mut self, name: String, obj: ObjId) -> usize {
         // A crash depends on every step of its node's tasks, which no reduction sees: runs
-        // with nodes are searched without reduction, as timed runs are.
-        self.used_time = true;
+        // that may crash a node are searched without reduction, as timed runs are.
+        if self.crashes_left > 0 {
+            self.used_time = true;
+        }
         self.nodes.push((name, obj));
         self.nodes.len() - 1
     }
