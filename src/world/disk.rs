@@ -367,42 +367,9 @@ impl Fs {
                 .cloned()
                 .unwrap_or_else(|| format!("removed file #{inode}"));
             for op in std::mem::take(&mut node.pending) {
-                let what = match &op {
-                    DataOp::Write { offset, bytes } => {
-                        format!("write of {} bytes at {offset} to {file}", bytes.len())
-                    }
-                    DataOp::SetLen(len) => format!("set_len({len}) of {file}"),
-                };
-                let fate = match &op {
-                    DataOp::Write { bytes, .. } if bytes.len() > 1 => sim::fault::draw(3, || {
-                        format!("{disk}: the unsynced {what}: 0 kept, 1 lost, 2 torn")
-                    }),
-                    _ => sim::fault::draw(2, || {
-                        format!("{disk}: the unsynced {what}: 0 kept, 1 lost")
-                    }),
-                };
-                // 0, the weakest outcome (what the shrinker weakens to), keeps the write whole.
-                let kept = match (fate, op) {
-                    (1, _) => {
-                        sim::fault::note(|| format!("{disk}: the unsynced {what} is lost"));
-                        continue;
-                    }
-                    (2, DataOp::Write { offset, mut bytes }) => {
-                        bytes.truncate(bytes.len() / 2);
-                        sim::fault::note(|| {
-                            format!(
-                                "{disk}: the unsynced {what} is torn: {} bytes kept",
-                                bytes.len()
-                            )
-                        });
-                        DataOp::Write { offset, bytes }
-                    }
-                    (_, op) => {
-                        sim::fault::note(|| format!("{disk}: the unsynced {what} is kept"));
-                        op
-                    }
-                };
-                apply(&mut node.durable, &kept);
+                if let Some(kept) = data_fate(disk, &file, op) {
+                    apply(&mut node.durable, &kept);
+                }
             }
             node.data = node.durable.clone();
         }
@@ -424,6 +391,40 @@ impl Fs {
         self.durable_names
             .retain(|p, _| p.parent().is_none_or(|d| durable.contains_key(d)));
         self.names = self.durable_names.clone();
+    }
+}
+
+/// What a crash left of one unsynced change to `file`, as the strategy draws it: kept whole
+/// (0, the weakest outcome, what the shrinker weakens to), lost (1, `None`), or for a write of
+/// more than one byte, torn (2: its first half kept).
+fn data_fate(disk: &str, file: &str, op: DataOp) -> Option<DataOp> {
+    let what = match &op {
+        DataOp::Write { offset, bytes } => {
+            format!("write of {} bytes at {offset} to {file}", bytes.len())
+        }
+        DataOp::SetLen(len) => format!("set_len({len}) of {file}"),
+    };
+    let fate = match &op {
+        DataOp::Write { bytes, .. } if bytes.len() > 1 => sim::fault::draw(3, || {
+            format!("{disk}: the unsynced {what}: 0 kept, 1 lost, 2 torn")
+        }),
+        _ => sim::fault::draw(2, || format!("{disk}: the unsynced {what}: 0 kept, 1 lost")),
+    };
+    match (fate, op) {
+        (1, _) => {
+            sim::fault::note(|| format!("{disk}: the unsynced {what} is lost"));
+            None
+        }
+        (2, DataOp::Write { offset, mut bytes }) => {
+            bytes.truncate(bytes.len() / 2);
+            let kept = bytes.len();
+            sim::fault::note(|| format!("{disk}: the unsynced {what} is torn: {kept} bytes kept"));
+            Some(DataOp::Write { offset, bytes })
+        }
+        (_, op) => {
+            sim::fault::note(|| format!("{disk}: the unsynced {what} is kept"));
+            Some(op)
+        }
     }
 }
 

@@ -316,39 +316,7 @@ impl Network {
                 ),
             ));
         };
-        let (id, local, held) = {
-            let mut st = self.state.borrow_mut();
-            let port = next_port(&mut st, &from);
-            let ip = hosts::ip_of(&from).expect("the running host exists");
-            let held = st.partitions.contains(&pair(&from, &to_host));
-            (st.conns.len() + 1, SocketAddr::new(ip.into(), port), held)
-        };
-        let name = format!("conn#{id} {from}->{to_host}:{}", to.port());
-        let pipes = [
-            Pipe::start(format!("{name} (sent by {from})"), held),
-            Pipe::start(format!("{name} (sent by {to_host})"), held),
-        ];
-        let to_reset = pipes.clone();
-        let site = Site::start(format!("reset {name}"), true, move || {
-            sim::fault::note(|| "the connection is reset".to_string());
-            for p in &to_reset {
-                p.reset();
-            }
-        });
-        let remote = SocketAddr::new(
-            hosts::ip_of(&to_host)
-                .expect("the listener's host exists")
-                .into(),
-            to.port(),
-        );
-        let conn = Arc::new(Conn {
-            hosts: [from.clone(), to_host.clone()],
-            addrs: [local, remote],
-            pipes,
-            site,
-            open: std::sync::atomic::AtomicU8::new(2),
-        });
-        self.state.borrow_mut().conns.push(conn.clone());
+        let conn = self.open(&from, &to_host, to.port());
         if from != to_host {
             self.partition_site(&from, &to_host);
         }
@@ -360,6 +328,44 @@ impl Network {
             w.wake();
         }
         Ok(conn)
+    }
+
+    /// A new connection from `from` (on an ephemeral port) to `to_host`'s `port`: its pipes,
+    /// their delivery tasks and its reset site, held if the two hosts are cut off.
+    fn open(&self, from: &str, to_host: &str, port: u16) -> Arc<Conn> {
+        let (id, local, held) = {
+            let mut st = self.state.borrow_mut();
+            let local_port = next_port(&mut st, from);
+            let ip = hosts::ip_of(from).expect("the running host exists");
+            let held = st.partitions.contains(&pair(from, to_host));
+            (
+                st.conns.len() + 1,
+                SocketAddr::new(ip.into(), local_port),
+                held,
+            )
+        };
+        let name = format!("conn#{id} {from}->{to_host}:{port}");
+        let pipes = [
+            Pipe::start(format!("{name} (sent by {from})"), held),
+            Pipe::start(format!("{name} (sent by {to_host})"), held),
+        ];
+        let to_reset = pipes.clone();
+        let site = Site::start(format!("reset {name}"), true, move || {
+            sim::fault::note(|| "the connection is reset".to_string());
+            for p in &to_reset {
+                p.reset();
+            }
+        });
+        let remote_ip = hosts::ip_of(to_host).expect("the listener's host exists");
+        let conn = Arc::new(Conn {
+            hosts: [from.to_string(), to_host.to_string()],
+            addrs: [local, SocketAddr::new(remote_ip.into(), port)],
+            pipes,
+            site,
+            open: std::sync::atomic::AtomicU8::new(2),
+        });
+        self.state.borrow_mut().conns.push(conn.clone());
+        conn
     }
 
     /// The fault site that partitions `a` from `b`, started with their first connection.
