@@ -322,3 +322,21 @@ fn a_fault_budget_with_nothing_to_strike_is_no_pass() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn remove_dir_all_and_copy() {
+    holds("remove-all", || async {
+        fs::create_dir_all("/a/b/c").await.unwrap();
+        fs::write("/a/b/c/f", b"x").await.unwrap();
+        fs::write("/a/g", b"y").await.unwrap();
+        assert_eq!(fs::copy("/a/g", "/h").await.unwrap(), 1);
+        fs::remove_dir_all("/a").await.unwrap();
+        assert!(!fs::try_exists("/a/b/c/f").await.unwrap());
+        assert!(!fs::try_exists("/a").await.unwrap());
+        assert_eq!(fs::read("/h").await.unwrap(), b"y");
+        assert_eq!(
+            fs::remove_dir_all("/h").await.unwrap_err().kind(),
+            ErrorKind::NotADirectory
+        );
+    });
+}

@@ -290,6 +290,35 @@ impl Fs {
         Ok(())
     }
 
+    /// Removes a directory and everything under it.
+    pub(crate) fn remove_dir_all(&mut self, path: &Path) -> io::Result<()> {
+        let inode = self.lookup(path)?;
+        if !self.nodes[inode].is_dir {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("Not a directory (os error 20): {}", path.display()),
+            ));
+        }
+        if path == Path::new("/") {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "braid does not remove a host's root",
+            ));
+        }
+        // Deepest first, so a directory is empty when it goes.
+        let mut under: Vec<PathBuf> = self
+            .names
+            .keys()
+            .filter(|p| p.starts_with(path))
+            .cloned()
+            .collect();
+        under.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+        for p in under {
+            self.unlink(&p);
+        }
+        Ok(())
+    }
+
     /// Renames a file (replacing what `to` named), as `rename(2)`.
     pub(crate) fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
         let inode = self.lookup(from)?;

@@ -1,5 +1,6 @@
 //! tokio's `fs` over each host's simulated disk: `read`, `read_to_string`, `write`,
-//! `create_dir`, `create_dir_all`, `remove_file`, `remove_dir`, `rename`, `metadata`,
+//! `create_dir`, `create_dir_all`, `remove_file`, `remove_dir`, `remove_dir_all`, `copy`,
+//! `rename`, `metadata`,
 //! `try_exists`, `read_dir`, and [`File`] / [`OpenOptions`] (`AsyncRead`, `AsyncWrite`,
 //! `AsyncSeek`, `sync_all`, `sync_data`, `set_len`, `metadata`). Each call is a scheduling
 //! point on the host's disk, as each is a blocking call on tokio's pool.
@@ -165,6 +166,24 @@ pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
 pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
     let path = disk::resolve(path.as_ref())?;
     on_disk("remove_dir", |fs| fs.remove_dir(&path))
+}
+
+/// Removes a directory and everything under it.
+pub async fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = disk::resolve(path.as_ref())?;
+    on_disk("remove_dir_all", |fs| fs.remove_dir_all(&path))
+}
+
+/// Copies a file's contents to `to` (created or truncated); the number of bytes copied.
+pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u64> {
+    let from = disk::resolve(from.as_ref())?;
+    let to = disk::resolve(to.as_ref())?;
+    on_disk("copy", |fs| {
+        let bytes = fs.contents(fs.lookup(&from)?, &from)?;
+        let inode = fs.open(&to, true, false, true)?;
+        fs.write_at(inode, 0, &bytes);
+        Ok(bytes.len() as u64)
+    })
 }
 
 /// Renames a file, replacing what `to` named (durable once both directories are synced).
