@@ -9,19 +9,26 @@
 ///   (`std::sync::atomic`, or `braid::std::sync::atomic`);
 /// - `Cfg` (one run's configuration) and `Hooks` (one task's), `fn hooks(&Cfg, &Program,
 ///   task) -> Hooks`, and `async fn point(&mut Hooks)`: awaited before every facade call, every
-///   drop of a guard, permit or channel end, and before a task's end (tokio: the perturbation;
-///   braid: nothing, or a scheduling point at the paranoid grain);
+///   drop of a guard, permit, channel end or connection end, and before a task's end (tokio:
+///   the perturbation; braid: nothing, or a scheduling point at the paranoid grain);
 /// - `TICK` (a harness wait's tick), `QUIET_TICKS` (how many quiet ticks make a wait give up),
 ///   `CHECK_PROGRESS` (whether a tick is quiet only if no task moved since the last one), and
-///   `async fn settle_wait(&Run)` (how the harness waits for every task to end).
+///   `async fn settle_wait(&Run)` (how the harness waits for every task to end);
+/// - `fn scratch_file() -> (PathBuf, Box<dyn Any + Send>)`: a path for the shared file, where
+///   no file is yet, and what must live until the run's end for it (a temporary directory);
+/// - `fn release_kept(Vec<Box<dyn Any + Send>>)`: what stuck tasks held that must not leak (an
+///   end of the connection, a socket under tokio), released once the run's outcome is recorded.
 #[macro_export]
 macro_rules! interpreter {
     () => {
+        use std::any::Any;
         use std::future::Future;
+        use std::path::PathBuf;
         use std::pin::Pin;
         use std::sync::atomic::Ordering::SeqCst;
         use std::sync::Arc;
 
+        use rt::io::{AsyncReadExt as _, AsyncWriteExt as _};
         use $crate::outcome::{End, Obs, Outcome, Run, Settle, RUNNING, WAITING};
         use $crate::program::{OnBlock, Op, Program, WaitOp, ATOMS};
 
@@ -34,6 +41,42 @@ macro_rules! interpreter {
             notify: rt::sync::Notify,
             sem: rt::sync::Semaphore,
             aborts: std::sync::Mutex<Vec<Option<rt::task::AbortHandle>>>,
+            /// The shared file (nowhere, when no task uses it).
+            file: PathBuf,
+            /// What stuck tasks held and the harness releases after the outcome.
+            kept: std::sync::Mutex<Vec<Box<dyn Any + Send>>>,
+        }
+
+        /// A task's hold on the connection: an end whole, or one of its halves.
+        enum NetEnd {
+            Whole(rt::net::TcpStream),
+            Read(rt::net::tcp::OwnedReadHalf),
+            Write(rt::net::tcp::OwnedWriteHalf),
+        }
+
+        impl NetEnd {
+            fn reader(&mut self) -> Option<&mut (dyn rt::io::AsyncRead + Unpin + Send)> {
+                match self {
+                    NetEnd::Whole(s) => Some(s),
+                    NetEnd::Read(r) => Some(r),
+                    NetEnd::Write(_) => None,
+                }
+            }
+
+            fn writer(&mut self) -> Option<&mut (dyn rt::io::AsyncWrite + Unpin + Send)> {
+                match self {
+                    NetEnd::Whole(s) => Some(s),
+                    NetEnd::Read(_) => None,
+                    NetEnd::Write(w) => Some(w),
+                }
+            }
+        }
+
+        fn io_obs(r: std::io::Result<()>) -> Obs {
+            match r {
+                Ok(()) => Obs::Ok,
+                Err(e) => Obs::Io(e.kind()),
+            }
         }
 
         #[derive(Default)]
@@ -44,6 +87,7 @@ macro_rules! interpreter {
             ch_rx: Option<rt::sync::mpsc::Receiver<u8>>,
             w_tx: Option<rt::sync::watch::Sender<u8>>,
             w_rx: Option<rt::sync::watch::Receiver<u8>>,
+            net: Option<NetEnd>,
         }
 
         /// What a completed wait gives.
@@ -66,6 +110,7 @@ macro_rules! interpreter {
             ch_rx: Option<&'a mut rt::sync::mpsc::Receiver<u8>>,
             w_rx: Option<&'a mut rt::sync::watch::Receiver<u8>>,
             join: Option<&'a mut rt::task::JoinHandle<bool>>,
+            net_rd: Option<&'a mut (dyn rt::io::AsyncRead + Unpin + Send)>,
         }
 
         fn wait_fut<'a, 'o: 'a>(
@@ -148,6 +193,17 @@ macro_rules! interpreter {
                         })
                     })
                 }
+                WaitOp::NetRead => {
+                    let rd = lend.net_rd.expect(LENT);
+                    Box::pin(async move {
+                        let mut byte = [0u8; 1];
+                        Got::Obs(match rd.read(&mut byte).await {
+                            Ok(0) => Obs::Eof,
+                            Ok(_) => Obs::V(usize::from(byte[0])),
+                            Err(e) => Obs::Io(e.kind()),
+                        })
+                    })
+                }
             }
         }
 
@@ -227,6 +283,7 @@ macro_rules! interpreter {
                             ch_tx: ends.ch_tx.as_ref(),
                             ch_rx: ends.ch_rx.as_mut(),
                             w_rx: ends.w_rx.as_mut(),
+                            net_rd: ends.net.as_mut().and_then(NetEnd::reader),
                             join: match w {
                                 WaitOp::Join(t) => {
                                     joins.iter_mut().find(|(j, _)| *j == t).map(|(_, h)| h)
@@ -252,6 +309,13 @@ macro_rules! interpreter {
                         match (to_a(WaitOp::Changed), ends.w_rx.as_mut()) {
                             (true, r) => la.w_rx = r,
                             (false, r) => lb.w_rx = r,
+                        }
+                        match (
+                            to_a(WaitOp::NetRead),
+                            ends.net.as_mut().and_then(NetEnd::reader),
+                        ) {
+                            (true, r) => la.net_rd = r,
+                            (false, r) => lb.net_rd = r,
                         }
                         la.ch_tx = ends.ch_tx.as_ref();
                         lb.ch_tx = ends.ch_tx.as_ref();
@@ -362,6 +426,41 @@ macro_rules! interpreter {
                         run.bump();
                         None
                     }
+                    Op::NetWrite(b) => {
+                        let w = ends.net.as_mut().and_then(NetEnd::writer);
+                        let w = w.expect("the generator gives a write an end's write side");
+                        obs(io_obs(w.write_all(&[b]).await));
+                        None
+                    }
+                    Op::NetShutdown => {
+                        let w = ends.net.as_mut().and_then(NetEnd::writer);
+                        let w = w.expect("the generator gives a shutdown an end's write side");
+                        obs(io_obs(w.shutdown().await));
+                        None
+                    }
+                    Op::Append(b) => {
+                        let opened = rt::fs::OpenOptions::new()
+                            .append(true)
+                            .create(true)
+                            .open(&objs.file)
+                            .await;
+                        let appended = match opened {
+                            Ok(mut file) => {
+                                point(&mut h).await;
+                                file.write_all(&[b]).await
+                            }
+                            Err(e) => Err(e),
+                        };
+                        obs(io_obs(appended));
+                        None
+                    }
+                    Op::ReadFile => {
+                        obs(match rt::fs::read(&objs.file).await {
+                            Ok(bytes) => Obs::Bytes(bytes),
+                            Err(e) => Obs::Io(e.kind()),
+                        });
+                        None
+                    }
                 };
                 let Some(got) = got else { continue };
                 let on_block = match *op {
@@ -434,8 +533,12 @@ macro_rules! interpreter {
                 }
             }
             if let Some(k) = stuck {
-                // Stuck for good: it never releases what it holds.
+                // Stuck for good: it never releases what it holds (its end of the connection
+                // stays open until the run's outcome is recorded: a socket must not leak).
                 run.end(me, End::Stuck(k));
+                if let Some(net) = ends.net.take() {
+                    objs.kept.lock().unwrap().push(Box::new(net));
+                }
                 std::mem::forget((guard, read, write, permit, ends, joins));
                 return true;
             }
@@ -463,6 +566,7 @@ macro_rules! interpreter {
                 ch_rx,
                 w_tx,
                 w_rx,
+                net,
             } = ends;
             if os_tx.is_some() {
                 point(&mut h).await;
@@ -488,6 +592,12 @@ macro_rules! interpreter {
                 point(&mut h).await;
                 drop(w_rx);
             }
+            // A close: the other end sees the end of the stream (or a reset, under tokio, if
+            // bytes it sent were never read).
+            if net.is_some() {
+                point(&mut h).await;
+                drop(net);
+            }
             // Join handles never awaited: dropped (detached) here.
             joins.clear();
             point(&mut h).await;
@@ -495,11 +605,41 @@ macro_rules! interpreter {
             false
         }
 
-        /// Runs `prog` once: builds its objects, hands out the channel ends, spawns its tasks in
-        /// order, and returns what they reached once every one has ended.
+        /// Connects a stream to a listener on 127.0.0.1 (this host) and hands out the two ends,
+        /// whole or as halves, as `prog` says.
+        async fn connect(prog: &Program, ends: &mut [Ends]) {
+            let Some(roles) = prog.roles.net else { return };
+            let listener = rt::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("a listener on 127.0.0.1");
+            let addr = listener.local_addr().expect("the listener's address");
+            let connected = rt::net::TcpStream::connect(addr)
+                .await
+                .expect("a connection to the listener");
+            let (accepted, _) = listener.accept().await.expect("the connection, accepted");
+            drop(listener);
+            for (e, stream) in [connected, accepted].into_iter().enumerate() {
+                let (reader, writer) = (roles.reader[e], roles.writer[e]);
+                if reader == writer {
+                    ends[reader].net = Some(NetEnd::Whole(stream));
+                } else {
+                    let (r, w) = stream.into_split();
+                    ends[reader].net = Some(NetEnd::Read(r));
+                    ends[writer].net = Some(NetEnd::Write(w));
+                }
+            }
+        }
+
+        /// Runs `prog` once: builds its objects, hands out the channel ends and the
+        /// connection's, spawns its tasks in order, and returns what they reached once every one
+        /// has ended.
         pub async fn run_program(prog: Arc<Program>, cfg: Cfg) -> Outcome {
             let n = prog.tasks.len();
             let run = Arc::new(Run::new(n));
+            let (file, scratch) = match prog.uses_file() {
+                true => scratch_file(),
+                false => (PathBuf::new(), Box::new(()) as Box<dyn Any + Send>),
+            };
             let objs = Arc::new(Objs {
                 atoms: (0..ATOMS).map(|_| at::AtomicUsize::new(0)).collect(),
                 mutex: rt::sync::Mutex::new(0),
@@ -507,6 +647,8 @@ macro_rules! interpreter {
                 notify: rt::sync::Notify::new(),
                 sem: rt::sync::Semaphore::new(1),
                 aborts: std::sync::Mutex::new((0..n).map(|_| None).collect()),
+                file,
+                kept: std::sync::Mutex::new(Vec::new()),
             });
             let mut ends: Vec<Ends> = (0..n).map(|_| Ends::default()).collect();
             let roles = prog.roles;
@@ -541,6 +683,7 @@ macro_rules! interpreter {
                     ends[t].w_tx = Some(tx);
                 }
             }
+            connect(&prog, &mut ends).await;
             let mut handles: Vec<Option<rt::task::JoinHandle<bool>>> = Vec::with_capacity(n);
             for (i, e) in ends.into_iter().enumerate() {
                 let joins = prog
@@ -569,7 +712,10 @@ macro_rules! interpreter {
             settle_wait(&run).await;
             let atoms = objs.atoms.iter().map(|a| a.load(SeqCst)).collect();
             drop(handles);
-            run.outcome(atoms)
+            let outcome = run.outcome(atoms);
+            release_kept(std::mem::take(&mut *objs.kept.lock().unwrap()));
+            drop(scratch);
+            outcome
         }
     };
 }

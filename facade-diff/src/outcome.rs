@@ -25,6 +25,12 @@ pub enum Obs {
     /// Which branch of a `select!` won.
     Won(u8),
     Bool(bool),
+    /// A read of the connection found its end.
+    Eof,
+    /// What an I/O call failed with (the kind only: the messages differ by construction).
+    Io(std::io::ErrorKind),
+    /// The file's contents.
+    Bytes(Vec<u8>),
 }
 
 /// How a task ended.
@@ -58,6 +64,9 @@ impl fmt::Display for Obs {
             Obs::Cancelled => write!(f, "cancelled"),
             Obs::Won(b) => write!(f, "won:{}", ["first", "second"][usize::from(*b)]),
             Obs::Bool(b) => write!(f, "{b}"),
+            Obs::Eof => write!(f, "eof"),
+            Obs::Io(kind) => write!(f, "{kind:?}"),
+            Obs::Bytes(bytes) => write!(f, "file{bytes:?}"),
         }
     }
 }

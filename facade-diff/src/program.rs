@@ -10,6 +10,12 @@
 //! and every other that uses the watch its own receiver): ends nobody uses are dropped by the
 //! harness before the tasks start. A task may join, abort or look at (`is_finished`) only a
 //! task spawned before it, and each task is joined at most once.
+//!
+//! With [`GenOptions::net`] and [`GenOptions::files`], two more objects (the crate doc says what
+//! is compared of them): a TCP connection between two tasks, set up by the harness before the
+//! tasks start (each end held whole by one task, or, in a program of three tasks, one end split
+//! and one of its halves held by the third task), and a file the tasks share (created by the
+//! first append).
 
 use std::fmt;
 
@@ -45,6 +51,9 @@ pub enum WaitOp {
     Changed,
     /// Awaits task `t`'s join handle: ok, or cancelled.
     Join(usize),
+    /// Reads one byte from this task's end of the connection: the byte, `eof`, or an error's
+    /// kind.
+    NetRead,
 }
 
 /// What a wait that can never complete means to the program.
@@ -108,6 +117,16 @@ pub enum Op {
     /// Sleeps until no other task can move (a long sleep: both runtimes agree on what it
     /// means).
     Sleep,
+    /// `write_all(&[b])` on this task's end of the connection: ok, or an error's kind.
+    NetWrite(u8),
+    /// `shutdown()` of this task's end's write side: ok, or an error's kind.
+    NetShutdown,
+    /// Opens the shared file (`append`, `create`), `write_all(&[b])`, and drops it (no flush,
+    /// no sync): ok, or an error's kind.
+    Append(u8),
+    /// `fs::read` of the shared file: its bytes, or an error's kind (`NotFound` before the
+    /// first append).
+    ReadFile,
 }
 
 /// Which task owns which channel end (`None`: nobody uses it).
@@ -117,6 +136,29 @@ pub struct Roles {
     pub os_rx: Option<usize>,
     pub ch_rx: Option<usize>,
     pub w_tx: Option<usize>,
+    /// Who holds the connection's ends (`None`: no task uses it, and there is none).
+    pub net: Option<NetRoles>,
+}
+
+/// Per end of the connection (0: the side that connected, 1: the side that accepted), the task
+/// that reads it and the task that writes it: the same task holds the end whole, two tasks its
+/// halves (`into_split`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetRoles {
+    pub reader: [usize; 2],
+    pub writer: [usize; 2],
+}
+
+impl NetRoles {
+    /// Whether task `t` reads an end.
+    pub fn reads(&self, t: usize) -> bool {
+        self.reader.contains(&t)
+    }
+
+    /// Whether task `t` writes an end.
+    pub fn writes(&self, t: usize) -> bool {
+        self.writer.contains(&t)
+    }
 }
 
 /// A program: tasks spawned in order by the harness, each a list of operations.
@@ -136,14 +178,22 @@ pub struct GenOptions {
     pub ops: (usize, usize),
     /// Whether to draw `yield_now` (fair in braid: a deliberate narrowing, see the crate doc).
     pub yields: bool,
+    /// Whether to draw operations on a TCP connection between two tasks.
+    pub net: bool,
+    /// Whether to draw operations on a shared file.
+    pub files: bool,
 }
 
+/// Without the connection and the file: the corpus whose numbers the bench records (a seed
+/// names the same program as before they were added).
 impl Default for GenOptions {
     fn default() -> Self {
         GenOptions {
             tasks: (2, 3),
             ops: (2, 4),
             yields: true,
+            net: false,
+            files: false,
         }
     }
 }
@@ -172,6 +222,16 @@ impl Op {
     /// Whether it needs this task's watch receiver.
     pub fn uses_w_rx(&self) -> bool {
         matches!(self, Op::WBorrow) || self.waits().contains(&WaitOp::Changed)
+    }
+
+    /// Whether it is an operation on the connection.
+    pub fn uses_net(&self) -> bool {
+        matches!(self, Op::NetWrite(_) | Op::NetShutdown) || self.waits().contains(&WaitOp::NetRead)
+    }
+
+    /// Whether it is an operation on the file.
+    pub fn uses_file(&self) -> bool {
+        matches!(self, Op::Append(_) | Op::ReadFile)
     }
 }
 
@@ -207,6 +267,16 @@ impl Program {
     pub fn yields(&self) -> bool {
         self.tasks.iter().flatten().any(|op| *op == Op::Yield)
     }
+
+    /// Whether any task uses the connection.
+    pub fn uses_net(&self) -> bool {
+        self.tasks.iter().flatten().any(Op::uses_net)
+    }
+
+    /// Whether any task uses the file.
+    pub fn uses_file(&self) -> bool {
+        self.tasks.iter().flatten().any(Op::uses_file)
+    }
 }
 
 /// What a task holds while the generator writes its operations.
@@ -219,6 +289,10 @@ struct Holding {
     os_tx: bool,
     os_rx: bool,
     ch_tx: bool,
+    /// The read side of an end of the connection.
+    net_rd: bool,
+    /// The write side of an end of the connection.
+    net_wr: bool,
 }
 
 /// The program of `seed`.
@@ -230,6 +304,7 @@ pub fn generate(seed: u64, opts: &GenOptions) -> Program {
     let os_rx = (os_tx + rng.gen_range(1..n)) % n;
     let ch_rx = pick(&mut rng);
     let w_tx = pick(&mut rng);
+    let net = opts.net.then(|| net_roles(&mut rng, n));
     let mut joined = vec![false; n];
     let mut tasks = Vec::with_capacity(n);
     for me in 0..n {
@@ -237,6 +312,8 @@ pub fn generate(seed: u64, opts: &GenOptions) -> Program {
             os_tx: me == os_tx,
             os_rx: me == os_rx,
             ch_tx: me != ch_rx,
+            net_rd: net.is_some_and(|r| r.reads(me)),
+            net_wr: net.is_some_and(|r| r.writes(me)),
             ..Holding::default()
         };
         let len = rng.gen_range(opts.ops.0..=opts.ops.1);
@@ -266,7 +343,33 @@ pub fn generate(seed: u64, opts: &GenOptions) -> Program {
     if uses(w_tx, &|op| matches!(op, Op::WSend(_))) {
         roles.w_tx = Some(w_tx);
     }
+    // The ends are held (and closed at their holders' ends) even by a task that never uses its
+    // own: a close is part of what the other end sees.
+    if tasks.iter().flatten().any(Op::uses_net) {
+        roles.net = net;
+    }
     Program { seed, tasks, roles }
+}
+
+/// Two tasks hold an end each; in a program of three, half the time the third takes one half
+/// of one end (the read half or the write half), so that two tasks use that end at once.
+fn net_roles(rng: &mut ChaCha8Rng, n: usize) -> NetRoles {
+    let a = rng.gen_range(0..n);
+    let b = (a + rng.gen_range(1..n)) % n;
+    let mut roles = NetRoles {
+        reader: [a, b],
+        writer: [a, b],
+    };
+    if n > 2 && rng.gen_bool(0.5) {
+        let third = (0..n).find(|&t| t != a && t != b).expect("three tasks");
+        let end = rng.gen_range(0..2);
+        if rng.gen_bool(0.5) {
+            roles.reader[end] = third;
+        } else {
+            roles.writer[end] = third;
+        }
+    }
+    roles
 }
 
 /// The waits task `me` may start now.
@@ -299,6 +402,9 @@ fn waits(me: usize, ch_rx: usize, w_tx: usize, h: &Holding, joined: &[bool]) -> 
         if !j {
             w.push(WaitOp::Join(t));
         }
+    }
+    if h.net_rd {
+        w.push(WaitOp::NetRead);
     }
     w
 }
@@ -334,7 +440,10 @@ fn draw(
         }
     };
     let atom = rng.gen_range(0..ATOMS);
-    let op = match rng.gen_range(0..15) {
+    // The connection's and the file's operations are drawn from kinds of their own, after the
+    // others: without them, a seed draws what it drew before they existed.
+    let kinds = if opts.net || opts.files { 21 } else { 15 };
+    let op = match rng.gen_range(0..kinds) {
         0 => Op::Load(atom),
         1 => Op::Store(atom, rng.gen_range(1..4)),
         2 => Op::FetchAdd(atom),
@@ -458,7 +567,20 @@ fn draw(
             }
             Op::Yield
         }
-        _ => Op::Sleep,
+        14 => Op::Sleep,
+        // Reads are drawn among the waits too.
+        15 if h.net_rd => Op::Wait(WaitOp::NetRead, on_block(rng)),
+        16 | 17 if h.net_wr => Op::NetWrite(rng.gen_range(1..4)),
+        18 if h.net_wr => {
+            if rng.gen_bool(0.5) {
+                Op::NetWrite(rng.gen_range(1..4))
+            } else {
+                Op::NetShutdown
+            }
+        }
+        19 if opts.files => Op::Append(rng.gen_range(1..4)),
+        20 if opts.files => Op::ReadFile,
+        _ => return None,
     };
     Some(op)
 }
@@ -477,6 +599,7 @@ impl fmt::Display for WaitOp {
             WaitOp::Recv => write!(f, "ch_rx.recv()"),
             WaitOp::Changed => write!(f, "w_rx.changed()"),
             WaitOp::Join(t) => write!(f, "join(t{t})"),
+            WaitOp::NetRead => write!(f, "net.read(1 byte)"),
         }
     }
 }
@@ -511,6 +634,10 @@ impl fmt::Display for Op {
             Op::IsFinished(t) => write!(f, "t{t}.is_finished()"),
             Op::Yield => write!(f, "yield_now()"),
             Op::Sleep => write!(f, "sleep(long)"),
+            Op::NetWrite(b) => write!(f, "net.write_all([{b}])"),
+            Op::NetShutdown => write!(f, "net.shutdown()"),
+            Op::Append(b) => write!(f, "file.append([{b}])"),
+            Op::ReadFile => write!(f, "fs::read(file)"),
         }
     }
 }
@@ -528,6 +655,24 @@ impl fmt::Display for Program {
             who(r.ch_rx),
             who(r.w_tx)
         )?;
+        if let Some(net) = &r.net {
+            let end = |e: usize| match net.reader[e] == net.writer[e] {
+                true => format!("t{}", net.reader[e]),
+                false => format!(
+                    "read half t{}, write half t{}",
+                    net.reader[e], net.writer[e]
+                ),
+            };
+            writeln!(
+                f,
+                "  (a TCP connection: the connecting end {}; the accepting end {})",
+                end(0),
+                end(1)
+            )?;
+        }
+        if self.uses_file() {
+            writeln!(f, "  (a shared file, absent at the start)")?;
+        }
         for (i, ops) in self.tasks.iter().enumerate() {
             let ops: Vec<String> = ops.iter().map(Op::to_string).collect();
             writeln!(f, "  t{i}: {}", ops.join("; "))?;

@@ -4,11 +4,18 @@
 //! reaches must be one braid reaches, and the two grains must reach the same outcomes: see the
 //! crate doc.
 //!
-//! `cargo test -p facade-diff` runs a small corpus (`SMALL`); the bench size runs with
-//! `cargo test --release -p facade-diff --test against_tokio bench_size -- --ignored --nocapture`
-//! (`FACADE_DIFF_PROGRAMS`, `FACADE_DIFF_RUNS`, `FACADE_DIFF_BUDGET`, `FACADE_DIFF_SEED` set
-//! the size, the tokio runs per program, braid's run budget per search, and the first seed;
-//! `FACADE_DIFF_SHOW=1` prints every program's counts).
+//! `cargo test -p facade-diff` runs a small corpus, `SMALL` (the sync primitives, tasks and
+//! time); `SMALL_WORLD` (the same, with a TCP connection and a file) is ignored while it fails
+//! on braid's findings (`--ignored` runs it); the bench size, with both, runs
+//! with `cargo test --release -p facade-diff --test against_tokio bench_size -- --ignored
+//! --nocapture` (`FACADE_DIFF_PROGRAMS`, `FACADE_DIFF_RUNS`, `FACADE_DIFF_BUDGET`,
+//! `FACADE_DIFF_SEED`, `FACADE_DIFF_OPS` set the size, the tokio runs per program, braid's run
+//! budget per search, the first seed and the operations per task; `FACADE_DIFF_WORLD=0` leaves
+//! the connection and the file out, `FACADE_DIFF_UNFINISHED` says whether programs whose search
+//! did not finish are compared (by default, with the connection and the file),
+//! `FACADE_DIFF_REACH_BUDGET` how far braid seeks a tokio outcome such a search missed;
+//! `FACADE_DIFF_SHOW=1` prints every program's counts). The `finding_*` tests are the smallest
+//! programs of the findings the crate doc lists, ignored until braid is fixed.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -16,8 +23,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use facade_diff::outcome::Outcome;
-use facade_diff::program::{generate, GenOptions, Program};
-use facade_diff::{explore, Search};
+use facade_diff::program::{generate, GenOptions, NetRoles, OnBlock, Op, Program, Roles, WaitOp};
+use facade_diff::{explore, reach, Reach, Search};
 
 /// The interpreter over real tokio, with perturbation in the harness only.
 mod on_tokio {
@@ -83,6 +90,17 @@ mod on_tokio {
         }
     }
 
+    /// The shared file: in a temporary directory of this run's own, removed after it.
+    fn scratch_file() -> (std::path::PathBuf, Box<dyn std::any::Any + Send>) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        (dir.path().join("shared"), Box::new(dir))
+    }
+
+    /// What stuck tasks kept (an end of the connection): closed now, so no socket leaks.
+    fn release_kept(kept: Vec<Box<dyn std::any::Any + Send>>) {
+        drop(kept);
+    }
+
     facade_diff::interpreter!();
 }
 
@@ -93,6 +111,20 @@ const SMALL: Size = Size {
     budget: 10_000,
     first_seed: 1,
     max_ops: 3,
+    world: false,
+    unfinished_too: false,
+    reach_budget: 0,
+};
+
+/// The small corpus with the connection and the file: most of its programs use one or both.
+/// Their searches rarely finish (each write's arrival and each close's is a step of a delivery
+/// task, free to come between any two of the tasks'), so they are compared unfinished too.
+const SMALL_WORLD: Size = Size {
+    programs: 20,
+    world: true,
+    unfinished_too: true,
+    reach_budget: 200_000,
+    ..SMALL
 };
 
 #[derive(Clone, Copy, Debug)]
@@ -105,6 +137,15 @@ struct Size {
     first_seed: u64,
     /// Operations per task, at most.
     max_ops: usize,
+    /// Whether programs may use the TCP connection and the file.
+    world: bool,
+    /// Whether programs whose search did not finish are compared with tokio too: every tokio
+    /// outcome that search did not reach is sought by a bigger one (`reach`), and one that is
+    /// not reached there either is a missing outcome (within the preemptions it covered, or
+    /// for good if it finished).
+    unfinished_too: bool,
+    /// Braid runs at most of that bigger search.
+    reach_budget: u64,
 }
 
 /// What one program gave.
@@ -123,21 +164,37 @@ struct Case {
     paranoid_next: Option<Search>,
     tokio: BTreeSet<Outcome>,
     tokio_runs: u64,
+    /// Where the search did not finish and tokio reached outcomes it did not: the search for
+    /// them.
+    reach: Option<Reach>,
 }
 
 /// The preemption bounds the grains are compared within when the paranoid grain's unbounded
 /// search is too big: within a bound, every schedule of the normal grain has a paranoid one of
 /// the same preemptions (a preemption at an operation's own point is one at the paranoid point
-/// right before it), so the sets are equal unless an operation hides an interleaving.
-const GRAIN_BOUNDS: [usize; 2] = [2, 1];
+/// right before it), so the sets are equal unless an operation hides an interleaving. Within
+/// none, the weakest, is what most programs with the connection afford.
+const GRAIN_BOUNDS: [usize; 3] = [2, 1, 0];
 
 impl Case {
-    /// Tokio outcomes braid's normal grain never reaches.
+    /// Tokio outcomes braid's normal grain never reaches (where its search did not finish:
+    /// that the search for them did not reach either).
     fn missing(&self) -> Vec<&Outcome> {
-        if !self.normal.finished {
-            return Vec::new();
-        }
-        self.tokio.difference(&self.normal.outcomes).collect()
+        let sought = |o: &&Outcome| self.reach.as_ref().is_some_and(|r| r.reached.contains(*o));
+        self.tokio
+            .difference(&self.normal.outcomes)
+            .filter(|o| !sought(o))
+            .collect()
+    }
+
+    /// The outcomes braid reached: its search's, and those the search for tokio's found.
+    fn braid_outcomes(&self) -> usize {
+        self.normal.outcomes.len() + self.reach.as_ref().map_or(0, |r| r.reached.len())
+    }
+
+    /// Whether tokio's outcomes were compared with braid's.
+    fn compared(&self) -> bool {
+        self.tokio_runs > 0
     }
 
     /// Outcomes the normal grain reaches within the bound and the paranoid grain only with one
@@ -202,7 +259,7 @@ fn tokio_outcomes(prog: &Arc<Program>, runs: u64) -> BTreeSet<Outcome> {
         let at_once: u64 = [2, 8, 16, 32][(batch % 4) as usize];
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers)
-            .enable_time()
+            .enable_all()
             .build()
             .expect("a tokio runtime");
         let n = BATCH.min(runs - done);
@@ -256,6 +313,8 @@ fn env(name: &str, default: u64) -> u64 {
 fn run_corpus(size: Size) -> Vec<Case> {
     let opts = GenOptions {
         ops: (2, size.max_ops),
+        net: size.world,
+        files: size.world,
         ..GenOptions::default()
     };
     let show = std::env::var("FACADE_DIFF_SHOW").is_ok();
@@ -305,12 +364,18 @@ fn run_corpus(size: Size) -> Vec<Case> {
         }
         let braid_time = t.elapsed();
         let t = Instant::now();
-        // Tokio only where braid's set is complete: elsewhere there is nothing to compare.
-        let (tokio, tokio_runs) = if normal.finished {
+        // Tokio where braid's set is complete, or (`unfinished_too`) complete within some
+        // preemption bound: elsewhere there is nothing to compare.
+        let (tokio, tokio_runs) = if normal.finished || size.unfinished_too {
             (tokio_outcomes(&program, size.runs), size.runs)
         } else {
             (BTreeSet::new(), 0)
         };
+        let tokio_time = t.elapsed();
+        let t = Instant::now();
+        let unreached: BTreeSet<Outcome> = tokio.difference(&normal.outcomes).cloned().collect();
+        let reach = (!normal.finished && !unreached.is_empty())
+            .then(|| reach(&program, &unreached, size.reach_budget));
         let case = Case {
             program,
             normal,
@@ -320,10 +385,11 @@ fn run_corpus(size: Size) -> Vec<Case> {
             paranoid_next,
             tokio,
             tokio_runs,
+            reach,
         };
         if show {
             eprintln!(
-                "program {seed}: braid {} schedules ({} outcomes{}), paranoid {} ({} outcomes, {}) in {:.1}s; tokio {} runs, {} outcomes, {} missing, in {:.1}s",
+                "program {seed}: braid {} schedules ({} outcomes{}), paranoid {} ({} outcomes, {}) in {:.1}s; tokio {} runs, {} outcomes, in {:.1}s; {}{} missing",
                 case.normal.runs,
                 case.normal.outcomes.len(),
                 if case.normal.finished { "" } else { ", unfinished" },
@@ -333,8 +399,16 @@ fn run_corpus(size: Size) -> Vec<Case> {
                 braid_time.as_secs_f64(),
                 case.tokio_runs,
                 case.tokio.len(),
+                tokio_time.as_secs_f64(),
+                case.reach.as_ref().map_or(String::new(), |r| format!(
+                    "{} sought ({} reached in {} runs: {}, {:.1}s), ",
+                    r.reached.len() + case.missing().len(),
+                    r.reached.len(),
+                    r.runs,
+                    r.note,
+                    t.elapsed().as_secs_f64()
+                )),
                 case.missing().len(),
-                t.elapsed().as_secs_f64(),
             );
         }
         cases.push(case);
@@ -348,9 +422,14 @@ fn run_corpus(size: Size) -> Vec<Case> {
         }
     }
     eprintln!(
-        "facade-diff: {} programs from seed {} in {:.1}s",
+        "facade-diff: {} programs from seed {}{} in {:.1}s",
         size.programs,
         size.first_seed,
+        if size.world {
+            " (with the connection and the file)"
+        } else {
+            ""
+        },
         start.elapsed().as_secs_f64()
     );
     cases
@@ -359,13 +438,33 @@ fn run_corpus(size: Size) -> Vec<Case> {
 /// The report of a corpus: counts, then every program with a missing outcome or a grain
 /// difference, printed with what differs. `Err` if there is any.
 fn verdict(cases: &[Case], size: Size) -> Result<String, String> {
-    let compared = cases.iter().filter(|c| c.normal.finished).count();
+    let finished = cases.iter().filter(|c| c.normal.finished).count();
+    let unfinished_compared = cases
+        .iter()
+        .filter(|c| !c.normal.finished && c.compared())
+        .count();
+    let left_out = cases.iter().filter(|c| !c.compared()).count();
+    let searches: Vec<&Reach> = cases.iter().filter_map(|c| c.reach.as_ref()).collect();
+    let sought: usize = cases
+        .iter()
+        .filter_map(|c| Some(c.reach.as_ref()?.reached.len() + c.missing().len()))
+        .sum();
+    let unfinished = match size.unfinished_too {
+        false => String::new(),
+        true => format!(
+            ", and {unfinished_compared} more compared unfinished (complete within the preemptions their budget covered; {sought} tokio outcomes they did not reach sought by {} searches of up to {} runs, {} reached)",
+            searches.len(),
+            size.reach_budget,
+            searches.iter().map(|r| r.reached.len()).sum::<usize>(),
+        ),
+    };
     let grains_at = |b: Option<Option<usize>>| cases.iter().filter(|c| c.grain_bound == b).count();
     let paranoid_compared = format!(
-        "{} unbounded, {} within 2 preemptions, {} within 1, {} not",
+        "{} unbounded, {} within 2 preemptions, {} within 1, {} within 0, {} not",
         grains_at(Some(None)),
         grains_at(Some(Some(2))),
         grains_at(Some(Some(1))),
+        grains_at(Some(Some(0))),
         grains_at(None)
     );
     let schedules: u64 = cases.iter().map(|c| c.normal.runs).sum();
@@ -390,14 +489,16 @@ fn verdict(cases: &[Case], size: Size) -> Result<String, String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} programs (seeds {}..{}): braid's search finished on {compared} ({} left out: over {} runs), the grains compared on {paranoid_compared}; {schedules} braid schedules (unbounded searches), {paranoid_schedules} paranoid (the compared searches); {tokio_runs} tokio runs ({} per compared program); {missing} outcomes tokio reaches and braid does not; {grain} outcomes on which the grains differ ({one_more} more that the paranoid grain reaches only with one preemption more, not counted)",
+        "{} programs (seeds {}..{}): braid's search finished on {finished}{unfinished} ({left_out} left out: over {} runs), the grains compared on {paranoid_compared}; {schedules} braid schedules (unbounded searches), {paranoid_schedules} paranoid (the compared searches); {tokio_runs} tokio runs ({} per compared program); {missing} outcomes tokio reaches and braid does not; {grain} outcomes on which the grains differ ({one_more} more that the paranoid grain reaches only with one preemption more, not counted)",
         cases.len(),
         size.first_seed,
         size.first_seed + size.programs - 1,
-        cases.len() - compared,
         size.budget,
         size.runs,
     );
+    if size.world {
+        let _ = writeln!(out, "{}", world_counts(cases));
+    }
     for c in &failed {
         let _ = writeln!(
             out,
@@ -422,10 +523,10 @@ fn verdict(cases: &[Case], size: Size) -> Result<String, String> {
             "  braid: {} outcomes in {} schedules{}; paranoid: {} in {} ({}); tokio: {} in {} runs",
             c.normal.outcomes.len(),
             c.normal.runs,
-            if c.normal.finished {
-                ""
-            } else {
-                " (unfinished: not compared with tokio)"
+            match (c.normal.finished, c.compared()) {
+                (true, _) => String::new(),
+                (false, true) => format!(" (unfinished: {})", c.normal.note),
+                (false, false) => " (unfinished: not compared with tokio)".to_string(),
             },
             c.paranoid.outcomes.len(),
             c.paranoid.runs,
@@ -433,6 +534,16 @@ fn verdict(cases: &[Case], size: Size) -> Result<String, String> {
             c.tokio.len(),
             c.tokio_runs
         );
+        if let Some(r) = &c.reach {
+            let _ = writeln!(
+                out,
+                "  sought in braid, after its search: {} reached, {} not, in {} schedules ({})",
+                r.reached.len(),
+                missing.len(),
+                r.runs,
+                r.note
+            );
+        }
         for o in &missing {
             let also = if c.grain_bound == Some(None) && !c.paranoid.outcomes.contains(o) {
                 " (the paranoid grain misses it too)"
@@ -442,11 +553,12 @@ fn verdict(cases: &[Case], size: Size) -> Result<String, String> {
             let _ = writeln!(out, "  tokio reaches, braid does not{also}: {o}");
         }
         if !missing.is_empty() {
-            for o in c.normal.outcomes.iter().take(12) {
+            let reached = c.reach.iter().flat_map(|r| &r.reached);
+            for o in c.normal.outcomes.iter().chain(reached).take(12) {
                 let _ = writeln!(out, "    (braid reaches: {o})");
             }
-            if c.normal.outcomes.len() > 12 {
-                let _ = writeln!(out, "    (and {} more)", c.normal.outcomes.len() - 12);
+            if c.braid_outcomes() > 12 {
+                let _ = writeln!(out, "    (and {} more)", c.braid_outcomes() - 12);
             }
         }
         for o in &paranoid_only {
@@ -478,6 +590,36 @@ fn verdict(cases: &[Case], size: Size) -> Result<String, String> {
     }
 }
 
+/// How many programs used the connection and the file, and the outcomes each runtime reached
+/// on the programs compared with tokio: all, and those that use either.
+fn world_counts(cases: &[Case]) -> String {
+    let net = cases.iter().filter(|c| c.program.uses_net());
+    let file = cases.iter().filter(|c| c.program.uses_file());
+    let compared = |c: &&Case| c.compared();
+    let (net_compared, file_compared) = (
+        net.clone().filter(compared).count(),
+        file.clone().filter(compared).count(),
+    );
+    let world = |c: &&Case| c.program.uses_net() || c.program.uses_file();
+    let outcomes = |only_world: bool| -> (usize, usize) {
+        cases
+            .iter()
+            .filter(compared)
+            .filter(|c| !only_world || world(c))
+            .fold((0, 0), |(b, t), c| {
+                (b + c.braid_outcomes(), t + c.tokio.len())
+            })
+    };
+    let (braid_all, tokio_all) = outcomes(false);
+    let (braid_world, tokio_world) = outcomes(true);
+    format!(
+        "the connection used by {} programs ({net_compared} compared with tokio), the file by {} ({file_compared} compared), either by {}; outcomes reached on the compared programs: braid {braid_all}, tokio {tokio_all} (on those that use the connection or the file: braid {braid_world}, tokio {tokio_world})",
+        net.count(),
+        file.count(),
+        cases.iter().filter(world).count(),
+    )
+}
+
 fn check(size: Size) {
     let cases = run_corpus(size);
     match verdict(&cases, size) {
@@ -495,6 +637,20 @@ fn tokio_outcomes_are_braid_outcomes_and_the_grains_agree() {
     check(SMALL);
 }
 
+/// The same, on programs over a TCP connection and a file too (20 programs, 18 of which use
+/// them; about a minute in the debug build).
+///
+/// Ignored while it fails on braid's findings 1 to 3 (crate doc; each has its smallest program
+/// in a `finding_*` test below): on seeds 15 and 18 tokio reaches a `ConnectionReset` braid
+/// never gives (finding 1); findings 2 and 3 show more rarely, where a task is aborted in an
+/// append or the file is read after one (seeds 89 and 77 at this size). Run it with
+/// `--ignored`; un-ignore it once they are fixed.
+#[test]
+#[ignore = "fails on findings 1-3 of the crate doc (braid's net/fs facade)"]
+fn with_a_connection_and_a_file_too() {
+    check(SMALL_WORLD);
+}
+
 /// The bench size (run it in release): 300 programs, 5,000 tokio runs each. On main after
 /// issue 27 (42 min on 2 shared cores): braid's unbounded search finished on 78 programs (222
 /// over 100,000 runs: the finer facade makes searches bigger, and those are not compared with
@@ -502,7 +658,16 @@ fn tokio_outcomes_are_braid_outcomes_and_the_grains_agree() {
 /// does not; the grains compared on 296 (4 unbounded, 174 within 2 preemptions, 118 within 1),
 /// 0 outcomes on which they differ, and 1 (program 168) that the paranoid grain reaches only one
 /// preemption further. (On the facade before issue 27's points: 7 outcomes tokio reached and
-/// braid did not, in programs 2, 128, 228 and 255.)
+/// braid did not, in programs 2, 128, 228 and 255.) Those programs are `FACADE_DIFF_WORLD=0`'s.
+///
+/// With the connection and the file (the default since issue 29), at a smaller size
+/// (`FACADE_DIFF_PROGRAMS=40 FACADE_DIFF_RUNS=1000`, 7 min): the connection used by 34
+/// programs, the file by 21; braid's search finished on 3, the 37 others compared unfinished
+/// (20 tokio outcomes they had not reached sought, 14 reached); outcomes reached: braid 101,
+/// tokio 100; 6 outcomes tokio reaches and braid does not, each a `ConnectionReset` (finding 1;
+/// programs 3, 15 and 18); the grains compared on all 40 (6 within 2 preemptions, 7 within 1,
+/// 27 within 0), 0 outcomes on which they differ. Without them at that size (30 programs, 2
+/// min): 0 and 0.
 #[test]
 #[ignore = "bench size: cargo test --release -p facade-diff --test against_tokio bench_size -- --ignored --nocapture"]
 fn bench_size() {
@@ -512,14 +677,180 @@ fn bench_size() {
         budget: env("FACADE_DIFF_BUDGET", 100_000),
         first_seed: env("FACADE_DIFF_SEED", 1),
         max_ops: env("FACADE_DIFF_OPS", 4) as usize,
+        world: env("FACADE_DIFF_WORLD", 1) != 0,
+        unfinished_too: env("FACADE_DIFF_UNFINISHED", env("FACADE_DIFF_WORLD", 1)) != 0,
+        reach_budget: env("FACADE_DIFF_REACH_BUDGET", 500_000),
     });
 }
 
-/// A seed names one program.
+/// A seed names one program, with or without the connection and the file.
 #[test]
 fn a_seed_names_one_program() {
-    let opts = GenOptions::default();
-    for seed in [1, 7, 99] {
-        assert_eq!(generate(seed, &opts), generate(seed, &opts));
+    let world = GenOptions {
+        net: true,
+        files: true,
+        ..GenOptions::default()
+    };
+    for opts in [GenOptions::default(), world] {
+        for seed in [1, 7, 99] {
+            assert_eq!(generate(seed, &opts), generate(seed, &opts));
+        }
     }
+}
+
+/// With the connection and the file, most programs use them: each of their operations is drawn.
+#[test]
+fn the_connection_and_the_file_are_drawn() {
+    let opts = GenOptions {
+        ops: (2, 3),
+        net: true,
+        files: true,
+        ..GenOptions::default()
+    };
+    let programs: Vec<Program> = (1..=200).map(|seed| generate(seed, &opts)).collect();
+    let share = |used: &dyn Fn(&Op) -> bool| {
+        programs
+            .iter()
+            .filter(|p| p.tasks.iter().flatten().any(used))
+            .count()
+    };
+    let net = share(&|op| op.uses_net());
+    let file = share(&|op| op.uses_file());
+    assert!(
+        net >= 100 && file >= 60,
+        "the connection in {net} of 200, the file in {file}"
+    );
+    for (name, used) in [
+        ("a read", share(&|op| op.waits().contains(&WaitOp::NetRead))),
+        ("a write", share(&|op| matches!(op, Op::NetWrite(_)))),
+        ("a shutdown", share(&|op| *op == Op::NetShutdown)),
+        ("an append", share(&|op| matches!(op, Op::Append(_)))),
+        ("a file read", share(&|op| *op == Op::ReadFile)),
+        (
+            "a split end",
+            programs
+                .iter()
+                .filter(|p| p.roles.net.is_some_and(|r| r.reader != r.writer))
+                .count(),
+        ),
+    ] {
+        assert!(used >= 10, "{name} in {used} of 200 programs");
+    }
+}
+
+/// A hand-written program (a finding's smallest case); with the connection, t0 holds the end
+/// that connected and t1 the one that accepted.
+fn hand_written(tasks: Vec<Vec<Op>>, net: bool) -> Arc<Program> {
+    let roles = Roles {
+        net: net.then_some(NetRoles {
+            reader: [0, 1],
+            writer: [0, 1],
+        }),
+        ..Roles::default()
+    };
+    Arc::new(Program {
+        seed: 0,
+        tasks,
+        roles,
+    })
+}
+
+/// Tokio's outcomes of `program` in `runs` runs that braid does not reach (sought in up to
+/// 200,000 of its runs), after printing what each reached.
+fn braid_misses(program: &Arc<Program>, runs: u64) -> Vec<Outcome> {
+    let tokio = tokio_outcomes(program, runs);
+    let braid = reach(program, &tokio, 200_000);
+    eprint!("{program}");
+    for o in &tokio {
+        let by = if braid.reached.contains(o) {
+            "both"
+        } else {
+            "tokio only"
+        };
+        eprintln!("  {by}: {o}");
+    }
+    eprintln!("  (braid: {} runs, {})", braid.runs, braid.note);
+    tokio.difference(&braid.reached).cloned().collect()
+}
+
+/// Finding 1 (see the crate doc): closing a stream with bytes it has not read resets the
+/// connection (Linux sends an RST, not a FIN): the other end's next write fails with
+/// `ConnectionReset`, and its reads after that error see the end. Braid closes with the end of
+/// the stream and accepts the next write (its reads then fail for good). And after the end of
+/// the stream has arrived, a write that provokes a reset leaves reads at the end on Linux,
+/// where braid's fail with `ConnectionReset`.
+#[test]
+#[ignore = "finding 1 (crate doc): braid's close with unread bytes sends a FIN, Linux an RST"]
+fn finding_1_a_close_with_unread_bytes_resets_the_connection() {
+    use OnBlock::Stuck;
+    let read = Op::Wait(WaitOp::NetRead, Stuck);
+    // t0 closes (at its end) once t1's byte has arrived, unread.
+    let unread = hand_written(
+        vec![
+            vec![Op::Wait(WaitOp::Notified, Stuck)],
+            vec![
+                Op::NetWrite(1),
+                Op::NotifyOne,
+                Op::Wait(WaitOp::Join(0), Stuck),
+                Op::NetWrite(2),
+                read,
+                read,
+            ],
+        ],
+        true,
+    );
+    // t0 closes at once, having read nothing (nothing was sent): a FIN.
+    let after_the_end = hand_written(
+        vec![
+            vec![],
+            vec![Op::Wait(WaitOp::Join(0), Stuck), Op::NetWrite(1), read],
+        ],
+        true,
+    );
+    let missing: Vec<Outcome> = [unread, after_the_end]
+        .iter()
+        .flat_map(|p| braid_misses(p, 300))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "tokio reaches, braid does not: {missing:?}"
+    );
+}
+
+/// Finding 2 (see the crate doc): under tokio each fs call is a blocking task awaited, a place
+/// where it returns `Pending`, so an aborted task stops inside an append (the file created and
+/// empty, or the first append in it and not the second); braid's fs calls never suspend, so an
+/// abort lands before the task's first step or not at all.
+#[test]
+#[ignore = "finding 2 (crate doc): braid's fs calls never return Pending, where an abort lands"]
+fn finding_2_an_abort_lands_inside_an_fs_call() {
+    let program = hand_written(
+        vec![
+            vec![Op::Append(1), Op::Append(2)],
+            vec![Op::Abort(0), Op::Sleep, Op::ReadFile],
+        ],
+        false,
+    );
+    let missing = braid_misses(&program, 2_000);
+    assert!(
+        missing.is_empty(),
+        "tokio reaches, braid does not: {missing:?}"
+    );
+}
+
+/// Finding 3 (see the crate doc): tokio's `File::poll_write` hands the bytes to a blocking task
+/// and returns at once; unflushed, they land later, so a task's own read after its two appends
+/// may see neither, one, or both in either order. Braid's write lands within its call.
+#[test]
+#[ignore = "finding 3 (crate doc): braid's File write lands at once, tokio's unflushed one later"]
+fn finding_3_an_unflushed_append_lands_later() {
+    let program = hand_written(
+        vec![vec![Op::Append(1), Op::Append(2), Op::ReadFile], vec![]],
+        false,
+    );
+    let missing = braid_misses(&program, 2_000);
+    assert!(
+        missing.is_empty(),
+        "tokio reaches, braid does not: {missing:?}"
+    );
 }
