@@ -638,15 +638,11 @@ fn tokio_outcomes_are_braid_outcomes_and_the_grains_agree() {
 }
 
 /// The same, on programs over a TCP connection and a file too (20 programs, 18 of which use
-/// them; about a minute in the debug build).
-///
-/// Ignored while it fails on braid's findings 1 to 3 (crate doc; each has its smallest program
-/// in a `finding_*` test below): on seeds 15 and 18 tokio reaches a `ConnectionReset` braid
-/// never gives (finding 1); findings 2 and 3 show more rarely, where a task is aborted in an
-/// append or the file is read after one (seeds 89 and 77 at this size). Run it with
-/// `--ignored`; un-ignore it once they are fixed.
+/// them; about 40 s in the debug build). Before finding 1 was fixed (crate doc), seeds 15 and
+/// 18 gave 2 outcomes tokio reaches and braid did not. Findings 2 and 3, still open, show on
+/// other seeds (a task aborted in an append, a file read after an unflushed one: seeds 89 and
+/// 77 at this size), in their own ignored tests below.
 #[test]
-#[ignore = "fails on findings 1-3 of the crate doc (braid's net/fs facade)"]
 fn with_a_connection_and_a_file_too() {
     check(SMALL_WORLD);
 }
@@ -773,14 +769,13 @@ fn braid_misses(program: &Arc<Program>, runs: u64) -> Vec<Outcome> {
     tokio.difference(&braid.reached).cloned().collect()
 }
 
-/// Finding 1 (see the crate doc): closing a stream with bytes it has not read resets the
+/// Finding 1 (see the crate doc; fixed): closing a stream with bytes it has not read resets the
 /// connection (Linux sends an RST, not a FIN): the other end's next write fails with
 /// `ConnectionReset`, and its reads after that error see the end. Braid closes with the end of
 /// the stream and accepts the next write (its reads then fail for good). And after the end of
 /// the stream has arrived, a write that provokes a reset leaves reads at the end on Linux,
 /// where braid's fail with `ConnectionReset`.
 #[test]
-#[ignore = "finding 1 (crate doc): braid's close with unread bytes sends a FIN, Linux an RST"]
 fn finding_1_a_close_with_unread_bytes_resets_the_connection() {
     use OnBlock::Stuck;
     let read = Op::Wait(WaitOp::NetRead, Stuck);

@@ -364,6 +364,14 @@ impl Network {
             site,
             open: std::sync::atomic::AtomicU8::new(2),
         });
+        for pipe in &conn.pipes {
+            let weak = Arc::downgrade(&conn);
+            pipe.on_orphan(move || {
+                if let Some(conn) = weak.upgrade() {
+                    conn.reset();
+                }
+            });
+        }
         self.state.borrow_mut().conns.push(conn.clone());
         conn
     }

@@ -24,8 +24,11 @@ pub(crate) struct PipeState {
     readable: VecDeque<u8>,
     /// The writer's end arrived: reads give 0 once `readable` is drained.
     eof: bool,
-    /// The connection was reset: reads fail once `readable` is drained, writes fail.
+    /// The connection was reset: writes fail; once `readable` is drained, the reader's next
+    /// operation reports the reset (once, as Linux reports a socket's error) and later reads
+    /// see the end.
     reset: bool,
+    reset_reported: bool,
     /// The writer shut its side down (or dropped it): no more writes.
     shut: bool,
     /// The reader is gone: what arrives now is never read.
@@ -47,7 +50,8 @@ impl Hash for PipeState {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.in_flight.len().hash(state);
         self.readable.len().hash(state);
-        (self.eof, self.reset, self.shut, self.reader_gone, self.held).hash(state);
+        (self.eof, self.reset, self.reset_reported, self.shut).hash(state);
+        (self.reader_gone, self.held).hash(state);
     }
 }
 
@@ -78,6 +82,9 @@ impl PipeState {
 pub(crate) struct Pipe {
     pub(crate) state: Shared<PipeState>,
     name: Arc<str>,
+    /// What a segment arriving after the reader is gone does: the closed socket answers with
+    /// a reset, of the whole connection (set by the connection).
+    on_orphan: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl Pipe {
@@ -93,6 +100,7 @@ impl Pipe {
                 },
             ),
             name: name.into(),
+            on_orphan: std::sync::OnceLock::new(),
         });
         let deliverer = pipe.clone();
         sim::fault::spawn_daemon(format!("deliver {}", pipe.name), async move {
@@ -122,9 +130,15 @@ impl Pipe {
         }
     }
 
+    /// Sets what a segment arriving after the reader is gone does (see `on_orphan`).
+    pub(crate) fn on_orphan(&self, f: impl Fn() + Send + Sync + 'static) {
+        let _ = self.on_orphan.set(Box::new(f));
+    }
+
     /// The delivery task's step (the wake-up that was granted it): the first segment on the
     /// way arrives.
     fn deliver_one(&self) {
+        let mut orphan = false;
         let (arrived, reader) = self.state.with_mut(|p| {
             if p.held {
                 return (None, None);
@@ -132,6 +146,7 @@ impl Pipe {
             let arrived = match p.in_flight.pop_front() {
                 Some(Segment::Data(seq, bytes)) => {
                     let n = bytes.len();
+                    orphan = p.reader_gone;
                     if !p.reader_gone {
                         p.readable.extend(bytes);
                         p.unread.push_back((seq, n));
@@ -151,6 +166,12 @@ impl Pipe {
         }
         if let Some(w) = reader {
             w.wake();
+        }
+        if orphan {
+            sim::fault::note(|| format!("{}: its reader closed: a reset answers", self.name));
+            if let Some(rst) = self.on_orphan.get() {
+                rst();
+            }
         }
     }
 
@@ -174,11 +195,15 @@ impl Pipe {
                 begun = p.take_read(n);
                 return Poll::Ready(Ok(()));
             }
-            if p.reset {
-                return Poll::Ready(Err(reset()));
-            }
             if p.eof || buf.remaining() == 0 {
                 return Poll::Ready(Ok(()));
+            }
+            if p.reset {
+                // Reported once, as a socket's pending error; then reads see the end.
+                return match std::mem::replace(&mut p.reset_reported, true) {
+                    false => Poll::Ready(Err(reset())),
+                    true => Poll::Ready(Ok(())),
+                };
             }
             stale = p.reader.replace(cx.waker().clone());
             Poll::Pending
@@ -193,10 +218,9 @@ impl Pipe {
         got
     }
 
-    /// A write (after its scheduling point): on its way, or the error tokio gives; and whether
-    /// the reader was gone (the write is accepted and dropped, and the peer answers with a
-    /// reset, which the caller applies to the connection).
-    pub(crate) fn write(&self, bytes: &[u8]) -> io::Result<(usize, bool)> {
+    /// A write (after its scheduling point): on its way (a reader that is gone answers its
+    /// arrival with a reset), or the error tokio gives.
+    pub(crate) fn write(&self, bytes: &[u8]) -> io::Result<usize> {
         let got = self.state.with_mut(|p| {
             if p.reset || p.shut {
                 return Err(io::Error::new(
@@ -204,24 +228,39 @@ impl Pipe {
                     "Broken pipe (os error 32)",
                 ));
             }
-            if p.reader_gone {
-                // Accepted, never read: the peer answers with a reset.
-                return Ok((bytes.len(), None, true));
-            }
             p.written += 1;
             p.in_flight
                 .push_back(Segment::Data(p.written, bytes.to_vec()));
-            Ok((bytes.len(), p.deliverer.take(), false))
+            Ok((p.written, p.deliverer.take()))
         });
-        let (n, deliverer, peer_gone) = got?;
-        if !peer_gone {
-            let seq = self.state.with(|p| p.written);
-            sim::mark::enqueued(format_args!("{} #{seq}", self.name));
-        }
+        let (seq, deliverer) = got?;
+        sim::mark::enqueued(format_args!("{} #{seq}", self.name));
         if let Some(w) = deliverer {
             w.wake();
         }
-        Ok((n, peer_gone))
+        Ok(bytes.len())
+    }
+
+    /// The socket's pending error for a write, if no operation has reported it yet: the first
+    /// after a reset reports `ConnectionReset`, once (a read reports it only once what arrived
+    /// has been read, and never after the end of the stream).
+    pub(crate) fn take_reset(&self) -> Option<io::Error> {
+        self.state.with_mut(|p| {
+            let pending = p.reset && !p.reset_reported;
+            if pending {
+                p.reset_reported = true;
+            }
+            // A reset after the peer's end of stream arrived (Linux's CLOSE_WAIT) is EPIPE.
+            pending.then(|| match p.eof {
+                true => io::Error::new(io::ErrorKind::BrokenPipe, "Broken pipe (os error 32)"),
+                false => reset(),
+            })
+        })
+    }
+
+    /// Whether bytes arrived that the reader has not read (closing then resets the connection).
+    pub(crate) fn has_unread(&self) -> bool {
+        self.state.with(|p| !p.readable.is_empty())
     }
 
     /// The writer's end: no more writes, and the reader sees the end once what was written

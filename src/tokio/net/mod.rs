@@ -11,8 +11,10 @@
 //! What the strategy decides: each write arrives in order, but *when* is a step of the
 //! connection's delivery task, so another task, or another connection's bytes, may come
 //! first. With [`Check::network_faults(n)`](crate::Check::network_faults), up to `n` faults
-//! per run: a connection's reset (what had arrived can still be read, then reads fail with
-//! `ConnectionReset` and writes with `BrokenPipe`), and a partition between two hosts (their
+//! per run: a connection's reset (what had arrived can still be read; the next read or write
+//! reports `ConnectionReset` once, or `BrokenPipe` if the peer's end of stream had arrived;
+//! then reads see the end and writes fail with `BrokenPipe`, as on Linux; closing a stream with
+//! unread bytes resets it too), and a partition between two hosts (their
 //! traffic and connects are held until the heal, 60 s later in virtual time: the hosts' own
 //! shorter timeouts fire first; a clock jump may bring the heal earlier). With
 //! [`Check::crashes(n)`](crate::Check::crashes), a node's crash resets its connections and

@@ -37,11 +37,11 @@ impl Side {
     pub(super) fn poll_write(&self, buf: &[u8]) -> Poll<io::Result<usize>> {
         let pipe = &self.conn.pipes[self.side];
         pipe.state.write_point_as("write");
-        let (n, peer_gone) = pipe.write(buf)?;
-        if peer_gone {
-            self.conn.reset();
+        // A reset not reported yet is this write's error (Linux's pending socket error).
+        if let Some(e) = self.conn.pipes[1 - self.side].take_reset() {
+            return Poll::Ready(Err(e));
         }
-        Poll::Ready(Ok(n))
+        Poll::Ready(pipe.write(buf))
     }
 
     pub(super) fn shutdown(&self) {
@@ -65,10 +65,16 @@ impl Drop for Side {
             return;
         }
         // Closing is a system call: another task may look first.
-        let out = &self.conn.pipes[self.side];
+        let (out, incoming) = (&self.conn.pipes[self.side], &self.conn.pipes[1 - self.side]);
         out.state.write_point_as("close");
-        out.shut();
-        self.conn.pipes[1 - self.side].reader_gone();
+        if incoming.has_unread() {
+            // Linux closes a socket with unread bytes with a reset, not the end of the stream.
+            sim::fault::note(|| "closed with unread bytes: a reset".to_string());
+            self.conn.reset();
+        } else {
+            out.shut();
+        }
+        incoming.reader_gone();
         self.conn.close_side();
     }
 }
