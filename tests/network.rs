@@ -44,6 +44,30 @@ async fn call(stream: &mut BufReader<TcpStream>, request: &str) -> Option<String
     }
 }
 
+/// Reads lines from `stream` and answers each (trimmed) with what `answer` gives, until the
+/// stream ends or a reply cannot be written.
+async fn serve_lines<F, Fut>(stream: TcpStream, answer: F)
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = String>,
+{
+    let mut lines = BufReader::new(stream);
+    let mut line = String::new();
+    while matches!(lines.read_line(&mut line).await, Ok(n) if n > 0) {
+        let request = line.trim().to_string();
+        line.clear();
+        let reply = answer(request).await;
+        if lines
+            .get_mut()
+            .write_all(format!("{reply}\n").as_bytes())
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
 /// Finds `body` failing (the failure's message contains `says`), checks its replay file
 /// reproduces it, and returns the failure's shrunk schedule summary.
 fn found<F, Fut>(
@@ -107,13 +131,11 @@ async fn kv_server(sync: bool) {
             return;
         };
         let (map, log) = (map.clone(), log.clone());
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stream);
-            let mut line = String::new();
-            while matches!(lines.read_line(&mut line).await, Ok(n) if n > 0) {
+        tokio::spawn(serve_lines(stream, move |line| {
+            let (map, log) = (map.clone(), log.clone());
+            async move {
                 let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-                line.clear();
-                let reply = match words.as_slice() {
+                match words.as_slice() {
                     [cmd, k, v] if cmd == "SET" => {
                         let mut log = log.lock().await;
                         log.write_all(format!("{k}={v}\n").as_bytes())
@@ -129,17 +151,9 @@ async fn kv_server(sync: bool) {
                         map.lock().await.get(k).cloned().unwrap_or("NONE".into())
                     }
                     _ => "ERR".to_string(),
-                };
-                if lines
-                    .get_mut()
-                    .write_all(format!("{reply}\n").as_bytes())
-                    .await
-                    .is_err()
-                {
-                    return;
                 }
             }
-        });
+        }));
     }
 }
 
@@ -227,28 +241,16 @@ async fn counter_server() {
             return;
         };
         let count = count.clone();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stream);
-            let mut line = String::new();
-            while matches!(lines.read_line(&mut line).await, Ok(n) if n > 0) {
-                let reply = {
-                    let mut c = count.lock().await;
-                    if line.trim() == "INC" {
-                        *c += 1;
-                    }
-                    c.to_string()
-                };
-                line.clear();
-                if lines
-                    .get_mut()
-                    .write_all(format!("{reply}\n").as_bytes())
-                    .await
-                    .is_err()
-                {
-                    return;
+        tokio::spawn(serve_lines(stream, move |line| {
+            let count = count.clone();
+            async move {
+                let mut c = count.lock().await;
+                if line == "INC" {
+                    *c += 1;
                 }
+                c.to_string()
             }
-        });
+        }));
     }
 }
 
@@ -315,24 +317,6 @@ fn without_network_faults_the_retrying_client_holds() {
 
 // ---- A leader that replicates to a follower, and a client that reads from the follower.
 
-/// Reads lines from `stream` and answers each with `answer`, until the stream ends.
-async fn serve_lines(stream: TcpStream, answer: impl Fn(&str) -> String) {
-    let mut lines = BufReader::new(stream);
-    let mut line = String::new();
-    while matches!(lines.read_line(&mut line).await, Ok(n) if n > 0) {
-        let reply = answer(line.trim());
-        line.clear();
-        if lines
-            .get_mut()
-            .write_all(format!("{reply}\n").as_bytes())
-            .await
-            .is_err()
-        {
-            return;
-        }
-    }
-}
-
 /// The follower: the leader's `PUT v` sets its value; a client's `GET` reads it.
 async fn follower() {
     let value = std::sync::Arc::new(std::sync::Mutex::new(String::from("0")));
@@ -344,13 +328,14 @@ async fn follower() {
         let value = value.clone();
         tokio::spawn(serve_lines(stream, move |line| {
             let mut v = value.lock().unwrap();
-            match line.strip_prefix("PUT ") {
+            let reply = match line.strip_prefix("PUT ") {
                 Some(new) => {
                     *v = new.to_string();
                     "ACK".to_string()
                 }
                 None => v.clone(),
-            }
+            };
+            std::future::ready(reply)
         }));
     }
 }
