@@ -60,6 +60,8 @@
 //! .assert_holds();
 //! ```
 
+#[macro_use]
+mod side_io;
 mod addr;
 mod split;
 mod tcp_listener;

@@ -4,11 +4,7 @@
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
-
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::tcp_stream::Side;
 
@@ -70,18 +66,9 @@ impl Drop for OwnedWriteHalf {
     }
 }
 
-macro_rules! read_half {
+/// A half's `Debug`: its type and the other side's address.
+macro_rules! debug_half {
     ($t:ty) => {
-        impl AsyncRead for $t {
-            fn poll_read(
-                self: Pin<&mut Self>,
-                cx: &mut Context<'_>,
-                buf: &mut ReadBuf<'_>,
-            ) -> Poll<io::Result<()>> {
-                self.side.poll_read(cx, buf)
-            }
-        }
-
         impl fmt::Debug for $t {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.debug_struct(stringify!($t))
@@ -92,38 +79,11 @@ macro_rules! read_half {
     };
 }
 
-macro_rules! write_half {
-    ($t:ty) => {
-        impl AsyncWrite for $t {
-            fn poll_write(
-                self: Pin<&mut Self>,
-                _cx: &mut Context<'_>,
-                buf: &[u8],
-            ) -> Poll<io::Result<usize>> {
-                self.side.poll_write(buf)
-            }
-
-            fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(Ok(()))
-            }
-
-            fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                self.side.shutdown();
-                Poll::Ready(Ok(()))
-            }
-        }
-
-        impl fmt::Debug for $t {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct(stringify!($t))
-                    .field("peer", &self.side.peer_addr())
-                    .finish()
-            }
-        }
-    };
-}
-
-read_half!(ReadHalf<'_>);
-read_half!(OwnedReadHalf);
-write_half!(WriteHalf<'_>);
-write_half!(OwnedWriteHalf);
+read_via_side!(ReadHalf<'_>);
+read_via_side!(OwnedReadHalf);
+write_via_side!(WriteHalf<'_>);
+write_via_side!(OwnedWriteHalf);
+debug_half!(ReadHalf<'_>);
+debug_half!(OwnedReadHalf);
+debug_half!(WriteHalf<'_>);
+debug_half!(OwnedWriteHalf);

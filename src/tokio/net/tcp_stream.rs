@@ -5,11 +5,11 @@
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
+
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::ReadBuf;
 
 use super::addr::{addresses, ToSocketAddrs};
 use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
@@ -161,31 +161,5 @@ impl fmt::Debug for TcpStream {
     }
 }
 
-impl AsyncRead for TcpStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        self.side.poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for TcpStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.side.poll_write(buf)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.side.shutdown();
-        Poll::Ready(Ok(()))
-    }
-}
+read_via_side!(TcpStream);
+write_via_side!(TcpStream);
