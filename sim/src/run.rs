@@ -61,14 +61,9 @@ pub struct RunResult {
     schedule: Schedule,
     pub steps: usize,
     pub preemptions: usize,
-    /// Of those, the strategy's interventions by kind ("crash", "reset", "partition", "clock
-    /// jump"), each counted as a preemption too.
-    pub interventions: std::collections::BTreeMap<String, usize>,
-    /// The steps that were interventions.
-    pub intervention_steps: Vec<usize>,
-    /// The ordinals, among the run's choices, of those drawn within a step (a crash's
-    /// decision per unsynced write): 0 is the weakest outcome of each.
-    pub drawn: Vec<usize>,
+    /// Of those, the strategy's interventions, each its step and kind ("crash", "reset",
+    /// "partition", "clock jump").
+    pub interventions: Vec<(usize, String)>,
     /// Nodes started, and fault sites started: what crashes and faults could strike.
     pub nodes: usize,
     pub fault_sites: usize,
@@ -110,6 +105,23 @@ impl RunResult {
     /// task switches the strategy forced besides its interventions.
     pub fn size_in_words(&self) -> String {
         describe_size(self.preemptions, &self.interventions)
+    }
+
+    /// The ordinals, among the run's choices, of the values drawn within a step (a crash's
+    /// decision per unsynced write; 0 is the weakest outcome of each): those with a label.
+    pub fn drawn(&self) -> Vec<usize> {
+        let Schedule {
+            recorded, labels, ..
+        } = &self.schedule;
+        let choices = recorded
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r, Recorded::Choice(_)));
+        choices
+            .enumerate()
+            .filter(|(_, (at, _))| labels.contains_key(at))
+            .map(|(ordinal, _)| ordinal)
+            .collect()
     }
 
     /// The decisions taken, by stable task name: what a replay file records.
@@ -190,8 +202,6 @@ pub fn run_once(
         steps: exec.steps,
         preemptions: exec.preempted_steps.len(),
         interventions: std::mem::take(&mut exec.interventions),
-        intervention_steps: std::mem::take(&mut exec.intervention_steps),
-        drawn: std::mem::take(&mut exec.drawn),
         nodes: exec.node_count(),
         fault_sites: exec.fault_sites,
         preempted_steps: std::mem::take(&mut exec.preempted_steps),
@@ -304,17 +314,18 @@ impl Future for RunEnd {
 }
 
 /// "1 crash, 1 reset, 2 preemptions" from a preemption count that includes the interventions.
-pub fn describe_size(
-    preemptions: usize,
-    interventions: &std::collections::BTreeMap<String, usize>,
-) -> String {
+pub fn describe_size(preemptions: usize, interventions: &[(usize, String)]) -> String {
     let plural = |n: usize, what: &str| match (n, what) {
         (1, _) => format!("1 {what}"),
         (_, "crash") => format!("{n} crashes"),
         _ => format!("{n} {what}s"),
     };
-    let mut parts: Vec<String> = interventions.iter().map(|(k, &n)| plural(n, k)).collect();
-    let switches = preemptions.saturating_sub(interventions.values().sum());
+    let mut by_kind: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for (_, kind) in interventions {
+        *by_kind.entry(kind).or_default() += 1;
+    }
+    let mut parts: Vec<String> = by_kind.iter().map(|(k, &n)| plural(n, k)).collect();
+    let switches = preemptions.saturating_sub(interventions.len());
     parts.push(plural(switches, "preemption"));
     parts.join(", ")
 }

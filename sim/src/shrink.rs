@@ -334,10 +334,10 @@ fn one_minimal(
 /// Faults first: drops each intervention (a crash, a reset, a partition, a clock jump) the
 /// failure does not need, before any plain preemption is tried.
 fn fewer_faults(mut best: RunResult, try_run: &dyn Fn(Switches) -> Option<RunResult>) -> RunResult {
-    let faults = |r: &RunResult| r.intervention_steps.len();
+    let faults = |r: &RunResult| r.interventions.len();
     let mut i = 0;
-    while i < best.intervention_steps.len() {
-        let step = best.intervention_steps[i];
+    while i < best.interventions.len() {
+        let step = best.interventions[i].0;
         match try_run(without_preemption(&best.decisions(), step))
             .filter(|r| faults(r) < faults(&best) && r.preemptions <= best.preemptions)
         {
@@ -351,7 +351,7 @@ fn fewer_faults(mut best: RunResult, try_run: &dyn Fn(Switches) -> Option<RunRes
 /// Weakens what was drawn within a step to the lowest value that still fails (a draw's values
 /// go from its weakest outcome up: a write kept whole, lost, torn).
 fn weaker_draws(mut best: RunResult, try_run: &dyn Fn(Switches) -> Option<RunResult>) -> RunResult {
-    for ordinal in best.drawn.clone() {
+    for ordinal in best.drawn() {
         let drawn = Switches::from_decisions(&best.decisions())
             .choices
             .get(ordinal)

@@ -131,18 +131,13 @@ pub(crate) struct Execution {
     /// How many more faults (resets, partitions, datagram losses) the run may inject at its
     /// fault sites (see `sim::fault`).
     pub faults_left: usize,
-    /// The strategy's interventions so far, by kind ("crash", "reset", "partition", "clock
-    /// jump"): each also counts as a preemption.
-    pub interventions: std::collections::BTreeMap<String, usize>,
-    /// The steps that were interventions, and the ordinals (among the run's choices) of the
-    /// values drawn within a step (see `draw`): what the shrinker removes and weakens first.
-    pub intervention_steps: Vec<usize>,
-    pub drawn: Vec<usize>,
+    /// The strategy's interventions so far, each its step and kind ("crash", "reset",
+    /// "partition", "clock jump"): each also counts as a preemption.
+    pub interventions: Vec<(usize, String)>,
     /// What each value drawn within a step decided, by its index among the decisions.
     pub draw_labels: std::collections::BTreeMap<usize, std::sync::Arc<str>>,
     /// Fault sites started in the run (see `sim::fault`).
     pub fault_sites: usize,
-    choices_made: usize,
     /// What a node's crash does besides killing its tasks (its connections reset, its unsynced
     /// writes decided), in the order registered (see `node::on_crash`).
     pub crash_hooks: Vec<CrashHook>,
@@ -214,12 +209,9 @@ impl Execution {
             nodes: Vec::new(),
             crashes_left: 0,
             faults_left: 0,
-            interventions: std::collections::BTreeMap::new(),
-            intervention_steps: Vec::new(),
-            drawn: Vec::new(),
+            interventions: Vec::new(),
             fault_sites: 0,
             draw_labels: std::collections::BTreeMap::new(),
-            choices_made: 0,
             crash_hooks: Vec::new(),
             run_locals: std::collections::BTreeMap::new(),
             clock_jumps_left: 0,
@@ -692,8 +684,6 @@ impl Execution {
                 self.draw_labels.insert(self.decisions.len(), what);
                 self.decisions.push(Recorded::choice(v));
                 self.digest.write_usize(v);
-                self.drawn.push(self.choices_made);
-                self.choices_made += 1;
                 v
             }
             Err(stop) => {
@@ -1041,7 +1031,6 @@ impl Execution {
                     }
                     self.decisions.push(Recorded::choice(v));
                     self.digest.write_usize(v);
-                    self.choices_made += 1;
                     self.note_effect(|| format!("{v}"));
                 }
                 Err(stop) => {
@@ -1094,8 +1083,7 @@ impl Execution {
             }
             _ => return,
         };
-        *self.interventions.entry(kind).or_default() += 1;
-        self.intervention_steps.push(self.steps);
+        self.interventions.push((self.steps, kind));
     }
 
     /// Adds the fault sites that are armed, after the tasks proper (as crashes).
