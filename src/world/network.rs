@@ -165,8 +165,10 @@ impl Network {
 
     /// A scheduling point on the registry (a bind, a connect), labelled `op`.
     pub(crate) fn point(&self, op: &'static str) {
-        self.registry().write_point_as(op);
-        self.registry().with_mut(|n| *n += 1);
+        let registry = self.registry();
+        registry.write_point_as(op);
+        // The step writes the registry (what a bind or connect changes lives beside it).
+        registry.with_mut(|n| *n += 1);
     }
 
     /// Binds a listener on the running task's host (after the point).

@@ -78,14 +78,17 @@ impl File {
 
     /// Makes its bytes durable (for a directory, its entries): a crash after this keeps them.
     pub async fn sync_all(&self) -> io::Result<()> {
-        self.disk.fs.write_point_as("sync_all");
-        self.disk.fs.with_mut(|fs| fs.sync(self.inode));
-        Ok(())
+        self.sync("sync_all")
     }
 
     /// As `sync_all` (braid keeps no metadata apart from the bytes).
     pub async fn sync_data(&self) -> io::Result<()> {
-        self.disk.fs.write_point_as("sync_data");
+        self.sync("sync_data")
+    }
+
+    /// A sync, as the step `op`.
+    fn sync(&self, op: &'static str) -> io::Result<()> {
+        self.disk.fs.write_point_as(op);
         self.disk.fs.with_mut(|fs| fs.sync(self.inode));
         Ok(())
     }
