@@ -5,13 +5,14 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use sim::explore::Explorer;
+use sim::explore::{Explorer, SearchVerdict};
 use sim::strategy::StrategyKind;
 use sim::Grain;
 
 use crate::failure::{self, Failure, TestInfo};
 use crate::regressions::{self, Regression};
 use crate::settings::Settings;
+use crate::shard::ShardSummary;
 use crate::test_model::TestModel;
 
 /// Explores every schedule it can of `body`, run as the main task of each run.
@@ -86,6 +87,25 @@ impl Check {
     /// depths) taking turns run by run.
     pub fn strategy(mut self, strategy: Strategy) -> Self {
         self.settings.strategy = strategy;
+        self
+    }
+
+    /// Searches shard `index` (1-based) of `count` of the runs, and writes the shard's summary
+    /// to `<out>/shards/<name>.<index>-of-<count>.json` for `braid merge` (`BRAID_SHARD=i/n`
+    /// overrides; README, "Tests across machines"). Panics unless 1 <= index <= count.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join("braid-doc-shard");
+    /// let report = braid::check(|| async {}).name("empty").shard(2, 3).out(&dir).run();
+    /// assert!(matches!(report.outcome, braid::Outcome::Holds { .. }));
+    /// assert!(dir.join("shards/empty.2-of-3.json").exists());
+    /// ```
+    pub fn shard(mut self, index: u64, count: u64) -> Self {
+        assert!(
+            1 <= index && index <= count,
+            "braid: shard {index} of {count}: need 1 <= index <= count"
+        );
+        self.settings.shard = Some(crate::shard::Shard { index, count });
         self
     }
 
@@ -183,6 +203,36 @@ impl Check {
     /// drops when the failure does not need it.
     pub fn network_faults(mut self, n: usize) -> Self {
         self.model = self.model.with_network_faults(n);
+        self
+    }
+
+    /// Declares that the test's tasks share state braid does not see: a `RefCell`, a
+    /// `std::sync::Mutex` or atomic, a static, anything not from `braid::sync`, `braid::tokio`
+    /// or `braid::std`, through which one task can see another's effect. Its searches then run
+    /// without reduction (every schedule, as plain DFS). By default a test's DFS (and the
+    /// default plan's) prunes schedules that differ only in the order of steps on different
+    /// braid objects, which is sound only when the tasks share nothing else; a `#[tokio::test]`
+    /// through the drop-in always runs as if this were said (`#[braid::test(plain_state)]`
+    /// says it for a braid test).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// // Each task records its turn in a std Mutex braid cannot see.
+    /// let order = || async {
+    ///     let log = Arc::new(Mutex::new(Vec::new()));
+    ///     let l = log.clone();
+    ///     let a = braid::spawn(async move { l.lock().unwrap().push('a') });
+    ///     braid::task::yield_now().await;
+    ///     log.lock().unwrap().push('m');
+    ///     a.await.unwrap();
+    ///     assert_eq!(*log.lock().unwrap(), ['m', 'a'], "a went first");
+    /// };
+    /// let report = braid::check(order).plain_state().run();
+    /// assert!(report.failure().is_some());
+    /// ```
+    pub fn plain_state(mut self) -> Self {
+        self.model = self.model.with_plain_state();
         self
     }
 
@@ -294,12 +344,36 @@ fn explore(model: &TestModel, info: &TestInfo, settings: &Settings) -> Outcome {
     if let Some(time) = settings.time {
         explorer = explorer.time(time);
     }
+    if let Some(shard) = settings.shard {
+        explorer = shard.restrict(explorer, settings);
+    }
     let summary = match explorer.run() {
         Ok(summary) => summary,
         Err(e) => return Outcome::Inconclusive(format!("the exploration failed: {e}")),
     };
-    if let Some(found) = summary.violations.first() {
-        let failure = failure::record(model, info, settings, found);
+    let found = summary.violations.first();
+    let failure = found.map(|found| failure::record(model, info, settings, found));
+    if let Some(shard) = settings.shard {
+        let written = ShardSummary {
+            shard,
+            test: &info.path,
+            model,
+            settings,
+            summary: &summary,
+            failure: found.zip(failure.as_ref()),
+        }
+        .write(&info.out_dir(settings));
+        match written {
+            Ok(file) => eprintln!(
+                "braid: shard {}/{} summary: {}",
+                shard.index,
+                shard.count,
+                file.display()
+            ),
+            Err(why) => return Outcome::Inconclusive(format!("the shard's summary: {why}")),
+        }
+    }
+    if let Some(failure) = failure {
         return Outcome::Failed(Box::new(failure));
     }
     // A coarse grain's "holds" stands only if access-grain runs find nothing either.
@@ -316,15 +390,18 @@ fn explore(model: &TestModel, info: &TestInfo, settings: &Settings) -> Outcome {
             Err(e) => return Outcome::Inconclusive(format!("the grain check failed: {e}")),
         }
     }
-    let proof_requested = matches!(settings.strategy, StrategyKind::Dfs { .. });
-    if summary.proves_nothing() || (proof_requested && !summary.finished()) {
-        return Outcome::Inconclusive(summary.unfinished());
+    // Judged as every entry point judges a summary (`Summary::verdict`).
+    if let SearchVerdict::Inconclusive(why) = summary.verdict(settings.strategy) {
+        return Outcome::Inconclusive(why);
     }
     let probe = probe_run(model, settings);
     if let Some(why) = budget_without_target(model, &probe) {
         return Outcome::Inconclusive(why);
     }
     let mut coverage = summary.coverage();
+    if let Some(shard) = settings.shard {
+        coverage = format!("shard {} of {}: {coverage}", shard.index, shard.count);
+    }
     if let Some(budgets) = fault_budgets(model) {
         coverage += &format!(" (a run may have up to {budgets}, each counted as a preemption)");
     }

@@ -77,7 +77,7 @@ impl TestInfo {
     }
 
     /// Where failures' replay files go: the settings', else `target/braid/`.
-    fn out_dir(&self, settings: &Settings) -> PathBuf {
+    pub(crate) fn out_dir(&self, settings: &Settings) -> PathBuf {
         if let Some(dir) = &settings.out {
             return dir.clone();
         }
@@ -294,21 +294,53 @@ pub(crate) fn traced_replay(model: &TestModel, file: &ReplayFile) -> RunResult {
     file.follow(&model, true)
 }
 
-/// A trace to print: whole up to 200 lines, else its first and last 60 (a livelock's runs to
-/// the step bound; the replay shows all of it).
+/// A trace to print: whole up to 200 lines, else its first and last 60 and, between them, the
+/// steps a strategy chose against the run's flow (marked `*`: a preemption, a crash, a fault)
+/// with the events under them (what a crash lost, what arrived), the rest elided (a livelock's
+/// runs to the step bound; the replay shows all of it).
 pub(crate) fn abridged(trace: &str) -> String {
     const KEEP: usize = 60;
     let lines: Vec<&str> = trace.lines().collect();
     if lines.len() <= 200 {
         return trace.to_string();
     }
-    let (head, tail) = (&lines[..KEEP], &lines[lines.len() - KEEP..]);
-    format!(
-        "{}\n   ... {} more steps ...\n{}\n",
-        head.join("\n"),
-        lines.len() - 2 * KEEP,
-        tail.join("\n")
-    )
+    let middle = KEEP..lines.len() - KEEP;
+    let mut kept = vec![false; lines.len()];
+    kept[..KEEP].fill(true);
+    kept[middle.end..].fill(true);
+    for i in middle.clone() {
+        kept[i] = is_chosen_step(lines[i]) || (is_event(lines[i]) && kept[i - 1]);
+    }
+    let mut out = String::new();
+    let mut elided = 0;
+    for (line, keep) in lines.iter().zip(kept) {
+        if !keep {
+            elided += 1;
+            continue;
+        }
+        if elided > 0 {
+            out.push_str(&format!("   ... {elided} more steps ...\n"));
+            elided = 0;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// A step line whose number is marked `*` (`" 133* crash(kv) ..."`).
+fn is_chosen_step(line: &str) -> bool {
+    let rest = line.trim_start();
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    digits > 0 && rest[digits..].starts_with('*')
+}
+
+/// A line under a step: an event (no step number of its own).
+fn is_event(line: &str) -> bool {
+    line.trim_start()
+        .chars()
+        .next()
+        .is_some_and(|c| !c.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -323,6 +355,30 @@ mod tests {
             crate_name,
             manifest_dir: "",
         }
+    }
+
+    #[test]
+    fn an_abridged_trace_keeps_the_chosen_steps_and_their_events() {
+        let mut trace: Vec<String> = (0..300)
+            .map(|i| format!("{i:4}  main   yield_now"))
+            .collect();
+        trace[150] = " 150* crash(kv)      crash node kv".into();
+        trace.insert(
+            151,
+            "      crash(kv)        | disk(kv): the write is lost".into(),
+        );
+        trace.insert(152, "      clock            | time advances".into());
+        let text = abridged(&trace.join("\n"));
+        assert!(text.contains(" 150* crash(kv)"), "{text}");
+        assert!(text.contains("the write is lost"), "{text}");
+        assert!(text.contains("time advances"), "{text}");
+        assert!(!text.contains(" 149  main"), "{text}");
+        assert!(text.contains("   ... 90 more steps ...\n 150*"), "{text}");
+        assert!(
+            text.contains("   ... 89 more steps ...\n 240  main"),
+            "{text}"
+        );
+        assert_eq!(abridged("  0  main  start\n"), "  0  main  start\n");
     }
 
     #[test]

@@ -57,6 +57,7 @@ mod outcome_file;
 mod property;
 mod regressions;
 mod settings;
+mod shard;
 #[path = "std_shaped.rs"]
 pub mod std;
 mod std_sync;

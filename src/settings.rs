@@ -1,14 +1,17 @@
 //! A check's settings, from the builder and then the environment, as proptest and madsim users
 //! expect: `BRAID_SEED`, `BRAID_RUNS`, `BRAID_TIME` (seconds), `BRAID_REPLAY` (a replay file),
 //! `BRAID_OUT` (where failures' replay files go), `BRAID_STRATEGY` (`default`, `random`,
-//! `pct` or `pct:<depth>`, `portfolio`, `dfs` or `dfs:<preemption bound>`), and `BRAID_REPORT`
-//! (a directory where each check writes its outcome as JSON, for `braid explore --test`).
+//! `pct` or `pct:<depth>`, `portfolio`, `dfs` or `dfs:<preemption bound>`), `BRAID_REPORT`
+//! (a directory where each check writes its outcome as JSON, for `braid explore --test`), and
+//! `BRAID_SHARD` (`i/n`: search shard i of n of the runs; see `shard.rs`).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use sim::env_overrides::{var, Overrides};
 use sim::strategy::StrategyKind;
+
+use crate::shard::Shard;
 
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
@@ -21,6 +24,7 @@ pub(crate) struct Settings {
     pub regressions: Option<PathBuf>,
     pub replay: Option<PathBuf>,
     pub report_dir: Option<PathBuf>,
+    pub shard: Option<Shard>,
 }
 
 impl Default for Settings {
@@ -35,6 +39,7 @@ impl Default for Settings {
             regressions: None,
             replay: None,
             report_dir: None,
+            shard: None,
         }
     }
 }
@@ -58,6 +63,9 @@ impl Settings {
         }
         if let Some(dir) = var("BRAID_REPORT", "a directory", |v| Some(PathBuf::from(v))) {
             self.report_dir = Some(dir);
+        }
+        if let Some(shard) = var("BRAID_SHARD", "i/n with 1 <= i <= n", Shard::parse) {
+            self.shard = Some(shard);
         }
         self
     }

@@ -22,6 +22,9 @@ pub(crate) struct TestModel {
     crashes: usize,
     network_faults: usize,
     clock_jumps: usize,
+    /// The test shares state braid does not see (a `RefCell`, std's locks and atomics)
+    /// between its tasks: its searches run without reduction.
+    plain_state: bool,
 }
 
 impl TestModel {
@@ -36,7 +39,13 @@ impl TestModel {
             crashes: 0,
             network_faults: 0,
             clock_jumps: DEFAULT_CLOCK_JUMPS,
+            plain_state: false,
         }
+    }
+
+    pub(crate) fn with_plain_state(mut self) -> Self {
+        self.plain_state = true;
+        self
     }
 
     pub(crate) fn with_crashes(mut self, crashes: usize) -> Self {
@@ -88,8 +97,15 @@ impl Model for TestModel {
     fn network_faults(&self) -> usize {
         self.network_faults
     }
-    // Not `reduction_safe` nor `state_visible`: a test may share plain Rust state between its
-    // tasks, which the engine cannot see, so DFS explores it without reduction.
+
+    /// A test shares state between its tasks through braid's primitives (`braid::sync`,
+    /// `braid::tokio`, `braid::std`), each operation a step on an engine object, unless it says
+    /// otherwise (`Check::plain_state`, and every `#[tokio::test]` through the drop-in, whose
+    /// code commonly shares std's locks): then the DFS's reduction sees every dependency.
+    /// Not `state_visible`: a task's locals are not named at its checkpoints.
+    fn reduction_safe(&self) -> bool {
+        !self.plain_state
+    }
 }
 
 /// A test's verdicts come from panics and its `Log`s' properties (watched by the engine).

@@ -141,6 +141,9 @@ async fn kv_server(sync: bool) {
                         log.write_all(format!("{k}={v}\n").as_bytes())
                             .await
                             .unwrap();
+                        // As tokio's, the write lands later without it (and a crash may then
+                        // take it before it reaches the page cache at all).
+                        log.flush().await.unwrap();
                         if sync {
                             log.sync_all().await.unwrap();
                         }

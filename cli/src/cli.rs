@@ -216,12 +216,7 @@ pub struct Shard {
 impl Shard {
     /// How many of run indices 0..runs fall to this shard (i-1, i-1+n, ...).
     pub fn share(self, runs: u64) -> u64 {
-        let i = self.index - 1;
-        if runs > i {
-            (runs - i).div_ceil(self.count)
-        } else {
-            0
-        }
+        sim::explore::shard_runs(self.index, self.count, runs)
     }
 }
 
@@ -348,6 +343,16 @@ pub struct TestArgs {
     /// directory, i.e. target/braid/braid/).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Search shard i of n of each test's runs (random/PCT: run indices; DFS: subtrees), so a
+    /// CI matrix can spread a test over machines: each test writes its shard's summary to
+    /// `<out>/shards/`, and `braid merge` joins the shards (`BRAID_SHARD=i/n` does the same
+    /// under plain `cargo test`).
+    #[arg(long, value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+    /// Output: `text` for people, or `json`: the tests' shard summaries as one document on
+    /// stdout, for `braid merge` (with `--shard`; the table goes to stderr).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
     /// `cargo test`'s own arguments, after `--`: `-p PACKAGE`, `--test NAME`, a filter, and
     /// after a second `--` the test binary's (`--exact`, `--nocapture`, `--skip`).
     #[arg(last = true, value_name = "CARGO TEST ARGS")]

@@ -12,12 +12,15 @@ use clap::Parser;
 
 use cli::{Cli, Command};
 
-/// Exit codes. `explore`, `mutants`, `ci`: 0 every outcome as expected, 1 an outcome not as
+/// How a command ended, as its exit code (named apart from `sim::check::Verdict`, a check's
+/// result). `explore`, `mutants`, `ci`: 0 every outcome as expected, 1 an outcome not as
 /// expected; `replay`: 0 the recorded violation reproduced exactly, 1 it did not; 2 bad input
 /// (a malformed scenario or replay file, an unknown name, a drifted model) everywhere; `shrink`
 /// exits 0 once it has rewritten the file.
-pub enum Verdict {
+pub enum Exit {
+    /// Every outcome as expected (exit 0).
     Clean,
+    /// An outcome not as expected (exit 1).
     Violation,
     /// Stopped by Ctrl-C after reporting what it found (exit 130).
     Interrupted,
@@ -44,9 +47,9 @@ fn main() -> ExitCode {
         Command::Test(args) => commands::cargo_test::test(args),
     };
     match result {
-        Ok(Verdict::Clean) => ExitCode::SUCCESS,
-        Ok(Verdict::Violation) => ExitCode::from(1),
-        Ok(Verdict::Interrupted) => ExitCode::from(interrupt::EXIT_CODE),
+        Ok(Exit::Clean) => ExitCode::SUCCESS,
+        Ok(Exit::Violation) => ExitCode::from(1),
+        Ok(Exit::Interrupted) => ExitCode::from(interrupt::EXIT_CODE),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

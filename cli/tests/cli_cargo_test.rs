@@ -307,3 +307,33 @@ fn replay_of_a_test_file_draws_the_run_the_test_reported() {
         "{env}"
     );
 }
+
+#[test]
+fn braid_test_passes_its_shard_and_prints_the_shard_summaries_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let held = r#"{"format":1,"test":"mycrate::it_holds","outcome":"holds","runs":3,"coverage":"shard 2 of 4: 3 runs"}"#;
+    let cargo = fake_cargo(dir.path(), held);
+    // The test's shard summary beside its outcome, as `braid::check(..).shard(2, 4)` writes it.
+    let summary = r#"[{"format":1,"scenario":"mycrate::it_holds","model":"test","variant":"","strategy":"random","seed":1,"shard":{"index":2,"count":4,"budget_runs":10},"runs":3,"distinct_schedules":3,"elapsed_ms":1.0,"runs_per_sec":3000.0,"max_steps_seen":4,"grain":"access","exhaustive":false,"pruned":0,"end_states":1,"determinism_checked":0,"outcome":"holds","expected":"holds","matches_expectation":true,"violations":[]}]"#;
+    let script = std::fs::read_to_string(&cargo).unwrap();
+    let script = script.replace(
+        "cat > \"$BRAID_REPORT/t.json\"",
+        &format!(
+            "echo '{summary}' > \"$BRAID_REPORT/t.shard.json\"\ncat > \"$BRAID_REPORT/t.json\""
+        ),
+    );
+    std::fs::write(&cargo, script).unwrap();
+    let o = braid(&cargo, &["test", "--shard", "2/4", "--format", "json"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    let env = std::fs::read_to_string(dir.path().join("env")).unwrap();
+    assert!(env.contains("BRAID_SHARD=2/4"), "{env}");
+    let printed: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(printed[0]["shard"]["index"], 2);
+    assert_eq!(printed[0]["scenario"], "mycrate::it_holds");
+    // The table goes to stderr with --format json.
+    assert!(String::from_utf8_lossy(&o.stderr).contains("1 held"));
+    let bad = braid(&cargo, &["test", "--shard", "5/4"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("5/4"));
+}

@@ -72,7 +72,7 @@
 //! compared within a bound, down to none, where both searches finish.
 //!
 //! Findings about braid's net and fs facade, each with its smallest program in a `finding_*`
-//! test of `tests/against_tokio.rs` (ignored until braid is fixed):
+//! test of `tests/against_tokio.rs` (each failed before its fix):
 //! 1. (Fixed; its test now runs.) A close with unread bytes. Linux answers the close of a socket that has not read all it
 //!    received with a reset (an RST, no FIN): the other end's next write fails with
 //!    `ConnectionReset`, its next read too, and the reads after that error see the end. Braid
@@ -88,16 +88,22 @@
 //!    arrived, as Linux's CLOSE_WAIT gives EPIPE), and reads after it, or after the end, see
 //!    the end. The corpus test with the connection and the file then finds no missing outcome
 //!    on its 20 programs (2 before), and runs by default.
-//! 2. An fs call is where an abort lands. Tokio runs each fs call on its blocking pool and
+//! 2. (Fixed; its test now runs.) An fs call is where an abort lands. Tokio runs each fs call on its blocking pool and
 //!    awaits it, so an aborted task stops inside an append (the file created and left empty,
 //!    or one append of two made). Braid's fs calls are scheduling points that never return
 //!    `Pending`, so an abort never lands inside one (only where the task waits, or before its
 //!    first step).
-//! 3. An unflushed write lands later. Tokio's `File::poll_write` hands the bytes to a blocking
+//!    Fixed in braid: each fs call runs as tokio's, on a task of its own (`fs`) that the caller
+//!    awaits through the facade's `JoinHandle`, so the call's effect is a step of that task and
+//!    an abort while the caller waits drops the caller there, the effect made or still to come.
+//! 3. (Fixed; its test now runs.) An unflushed write lands later. Tokio's `File::poll_write` hands the bytes to a blocking
 //!    task and returns: unflushed, they land after the call, after a later read by the same
 //!    task, and in any order with a later write through another handle (a task's appends of 1
 //!    then 2, then its read: `[]`, `[1]`, `[2]`, `[2, 1]` or `[1, 2]`). Braid's write lands
-//!    within the call, so a missing `flush` is never seen.
+//!    within the call, so a missing `flush` is never seen. Fixed in braid: a `File` keeps one
+//!    operation in flight as tokio's (its write returns at once and lands as a step of its `fs`
+//!    task; the file's next read, write, seek, sync, `set_len` or `flush` waits for it and
+//!    reports its error), and a file dropped with a write in flight leaves it to land.
 //!
 //! On the facade of this branch (before the missing points are added), the bench size finds
 //! outcomes tokio reaches and braid does not, each also a difference between the grains, from:

@@ -5,8 +5,8 @@
 //! crate doc.
 //!
 //! `cargo test -p facade-diff` runs a small corpus, `SMALL` (the sync primitives, tasks and
-//! time); `SMALL_WORLD` (the same, with a TCP connection and a file) is ignored while it fails
-//! on braid's findings (`--ignored` runs it); the bench size, with both, runs
+//! time) and `SMALL_WORLD` (the same, with a TCP connection and a file); the bench size, with
+//! both, runs
 //! with `cargo test --release -p facade-diff --test against_tokio bench_size -- --ignored
 //! --nocapture` (`FACADE_DIFF_PROGRAMS`, `FACADE_DIFF_RUNS`, `FACADE_DIFF_BUDGET`,
 //! `FACADE_DIFF_SEED`, `FACADE_DIFF_OPS` set the size, the tokio runs per program, braid's run
@@ -15,7 +15,7 @@
 //! did not finish are compared (by default, with the connection and the file),
 //! `FACADE_DIFF_REACH_BUDGET` how far braid seeks a tokio outcome such a search missed;
 //! `FACADE_DIFF_SHOW=1` prints every program's counts). The `finding_*` tests are the smallest
-//! programs of the findings the crate doc lists, ignored until braid is fixed.
+//! programs of the findings the crate doc lists; each failed before its fix.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -812,12 +812,11 @@ fn finding_1_a_close_with_unread_bytes_resets_the_connection() {
     );
 }
 
-/// Finding 2 (see the crate doc): under tokio each fs call is a blocking task awaited, a place
-/// where it returns `Pending`, so an aborted task stops inside an append (the file created and
-/// empty, or the first append in it and not the second); braid's fs calls never suspend, so an
-/// abort lands before the task's first step or not at all.
+/// Finding 2 (see the crate doc; fixed): under tokio each fs call is a blocking task awaited, a
+/// place where it returns `Pending`, so an aborted task stops inside an append (the file created
+/// and empty, or the first append in it and not the second); braid's fs calls did not suspend,
+/// so an abort landed before the task's first step or not at all.
 #[test]
-#[ignore = "finding 2 (crate doc): braid's fs calls never return Pending, where an abort lands"]
 fn finding_2_an_abort_lands_inside_an_fs_call() {
     let program = hand_written(
         vec![
@@ -833,11 +832,11 @@ fn finding_2_an_abort_lands_inside_an_fs_call() {
     );
 }
 
-/// Finding 3 (see the crate doc): tokio's `File::poll_write` hands the bytes to a blocking task
-/// and returns at once; unflushed, they land later, so a task's own read after its two appends
-/// may see neither, one, or both in either order. Braid's write lands within its call.
+/// Finding 3 (see the crate doc; fixed): tokio's `File::poll_write` hands the bytes to a
+/// blocking task and returns at once; unflushed, they land later, so a task's own read after its
+/// two appends may see neither, one, or both in either order. Braid's write landed within its
+/// call.
 #[test]
-#[ignore = "finding 3 (crate doc): braid's File write lands at once, tokio's unflushed one later"]
 fn finding_3_an_unflushed_append_lands_later() {
     let program = hand_written(
         vec![vec![Op::Append(1), Op::Append(2), Op::ReadFile], vec![]],

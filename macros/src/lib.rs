@@ -109,6 +109,8 @@ impl Settings {
                 let name = syn::Ident::new(&key, Span::call_site());
                 self.calls.push(quote!(.#name(#value)));
             }
+            // A flag: the test shares state braid does not see (see `Check::plain_state`).
+            "plain_state" if self.flavour == Flavour::Braid => self.calls.push(quote!(.plain_state())),
             "time" => {
                 // Seconds, a whole or a decimal number.
                 let value: syn::Lit = meta.value()?.parse()?;
@@ -162,7 +164,7 @@ impl Settings {
             }
             _ => {
                 return Err(meta.error(
-                    "unknown setting: one of runs, time, seed, max_steps, strategy, depth, preemption_bound, out, regressions",
+                    "unknown setting: one of runs, time, seed, max_steps, strategy, depth, preemption_bound, out, regressions, crashes, network_faults, clock_jumps, plain_state",
                 ))
             }
         }
@@ -272,6 +274,11 @@ fn expand(settings: Settings, function: ItemFn) -> syn::Result<Tokens> {
         });
     }
     let mut calls = settings.calls.clone();
+    // tokio code commonly shares std's locks and atomics between its tasks, which braid does
+    // not see: a `#[tokio::test]` is searched without reduction (`Check::plain_state`).
+    if settings.flavour == Flavour::TokioTest {
+        calls.push(quote!(.plain_state()));
+    }
     if let Some(strategy) = settings.strategy_call()? {
         calls.push(strategy);
     }

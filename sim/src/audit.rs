@@ -21,14 +21,18 @@ pub const RUNS_PER_BRANCH: u64 = 250;
 pub struct AuditReport {
     /// Branches the reduction pruned, and how many of them were re-explored.
     pub pruned: u64,
+    /// Pruned branches re-explored (a seeded sample of `pruned`).
     pub audited: usize,
     /// Audited branches whose whole subtree was explored (the others hit `RUNS_PER_BRANCH`).
     pub complete: usize,
+    /// Plain-DFS runs the audit made below the sampled branches.
     pub runs: u64,
     /// Runs below a pruned branch that reached what the reduced search never did.
     pub misses: Vec<Miss>,
 }
 
+/// A run below a pruned branch that reached an end state or violation the reduced search never
+/// reached: the reduction, or the model's declarations, are unsound.
 #[derive(Clone, Debug)]
 pub struct Miss {
     /// What the reduced search did not reach, in words.
@@ -38,6 +42,7 @@ pub struct Miss {
 }
 
 impl AuditReport {
+    /// Whether the audit found nothing the reduced search missed.
     pub fn passed(&self) -> bool {
         self.misses.is_empty()
     }
@@ -70,7 +75,7 @@ pub fn audit(model: &dyn Model, summary: &Summary, max_steps: usize) -> AuditRep
         }
         let mut strategy: Box<dyn Strategy> = Box::new(dfs.below(branch));
         let mut runs = 0;
-        while !strategy.exhausted() && runs < RUNS_PER_BRANCH {
+        while !strategy.progress().exhausted && runs < RUNS_PER_BRANCH {
             let (r, s) = run_once(model, strategy, runs, &config);
             strategy = s;
             runs += 1;
@@ -88,7 +93,7 @@ pub fn audit(model: &dyn Model, summary: &Summary, max_steps: usize) -> AuditRep
             }
         }
         report.runs += runs;
-        report.complete += usize::from(strategy.exhausted());
+        report.complete += usize::from(strategy.progress().exhausted);
     }
     report
 }

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::env_overrides::Overrides;
-use crate::explore::{Explorer, Summary};
+use crate::explore::{Explorer, SearchVerdict, Summary};
 use crate::model::Model;
 use crate::replay_file::ReplayFile;
 use crate::run::{RunConfig, RunOutcome};
@@ -24,7 +24,12 @@ use crate::strategy::StrategyKind;
 #[derive(Debug)]
 pub enum Verdict {
     /// Explored (or replayed) without a violation.
-    Holds { runs: u64, exhaustive: bool },
+    Holds {
+        /// Runs explored (1 for a replay).
+        runs: u64,
+        /// Every schedule was explored: a proof for the model's sizes.
+        exhaustive: bool,
+    },
     /// The first failing run of each broken invariant.
     Violated(Vec<(String, String)>),
     /// Nothing a pass could rest on: no run reached its end, or a requested proof (DFS) ran out
@@ -32,6 +37,8 @@ pub enum Verdict {
     Inconclusive(String),
 }
 
+/// A check of one model for a user's `#[test]` (see the module docs): a builder over `Explorer`
+/// that reads the environment overrides and judges the summary.
 pub struct Check {
     model: Box<dyn Model>,
     strategy: StrategyKind,
@@ -43,6 +50,7 @@ pub struct Check {
 }
 
 impl Check {
+    /// A check of `model` under the default plan, seed 1, the default budget and step limit.
     pub fn new(model: Box<dyn Model>) -> Self {
         Check {
             model,
@@ -55,26 +63,31 @@ impl Check {
         }
     }
 
+    /// The strategy to explore with (default: the plan, DFS then portfolio).
     pub fn strategy(mut self, strategy: StrategyKind) -> Self {
         self.strategy = strategy;
         self
     }
 
+    /// The exploration's seed (`BRAID_SEED` overrides it).
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self
     }
 
+    /// At most this many runs (`BRAID_RUNS` overrides it).
     pub fn runs(mut self, runs: u64) -> Self {
         self.runs = Some(runs);
         self
     }
 
+    /// At most this much wall time (`BRAID_TIME` overrides it).
     pub fn time(mut self, time: Duration) -> Self {
         self.time = Some(time);
         self
     }
 
+    /// Cut each run after this many steps.
     pub fn max_steps(mut self, max_steps: usize) -> Self {
         self.max_steps = max_steps;
         self
@@ -121,17 +134,10 @@ impl Check {
             explorer = explorer.time(time);
         }
         let summary: Summary = explorer.run().unwrap_or_else(|e| panic!("{e}"));
-        let proof_wanted = match check.strategy {
-            StrategyKind::Dfs {
-                preemption_bound: None,
-                ..
-            } => summary.exhaustive,
-            StrategyKind::Dfs { .. } => summary.finished(),
-            _ => true,
-        };
-        if summary.violations.is_empty() && (summary.proves_nothing() || !proof_wanted) {
-            Verdict::Inconclusive(summary.unfinished())
-        } else if summary.violations.is_empty() {
+        let verdict = summary.verdict(check.strategy);
+        if let SearchVerdict::Inconclusive(why) = verdict {
+            Verdict::Inconclusive(why)
+        } else if verdict == SearchVerdict::Holds {
             // A coarse grain's "holds" stands only if access-grain runs find nothing either.
             let runs = crate::explore::GRAIN_CHECK_RUNS;
             let hidden = crate::explore::grain_check(

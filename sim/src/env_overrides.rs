@@ -13,9 +13,13 @@ pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
 /// What the environment overrides; `None` where it says nothing.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Overrides {
+    /// `BRAID_SEED`: the exploration's seed.
     pub seed: Option<u64>,
+    /// `BRAID_RUNS`: the run budget.
     pub runs: Option<u64>,
+    /// `BRAID_TIME`: the wall-time budget, given in seconds.
     pub time: Option<Duration>,
+    /// `BRAID_REPLAY`: a replay file to follow instead of exploring.
     pub replay: Option<PathBuf>,
 }
 

@@ -13,7 +13,7 @@ use std::future::Future;
 use std::rc::Rc;
 
 use crate::rt::op::{ObjId, ObjState, Op};
-use crate::rt::task::point;
+use crate::rt::point::point;
 use crate::rt::with_exec;
 
 /// A place where the strategy may inject a fault.
@@ -33,24 +33,24 @@ impl Site {
             // strike are searched without reduction, as runs that may crash are. Without a
             // budget a site is never enabled, and a delivery is a step on its own connection's
             // objects only: deliveries on different connections are independent.
-            if ex.faults_left > 0 {
-                ex.used_time = true;
+            if ex.faults().left() > 0 {
+                ex.set_used_time();
             }
-            ex.fault_sites += 1;
+            ex.faults_mut().site_started();
             ex.add_object(name.clone().into(), ObjState::FaultSite { armed })
         });
         let task = spawn_daemon(name, async move {
             // Spawned parked on its fault: each grant is a strike.
             loop {
                 with_exec(|ex| {
-                    ex.faults_left = ex.faults_left.saturating_sub(1);
+                    ex.faults_mut().spend();
                     *ex.state_mut(obj) = ObjState::FaultSite { armed: false };
                 });
                 strike();
                 point(Op::Fault(obj)).await;
             }
         });
-        with_exec(|ex| ex.tasks[task.0].pending = Some(Op::Fault(obj)));
+        with_exec(|ex| ex.first_waits_on(task, Op::Fault(obj)));
         Site { obj }
     }
 
@@ -95,7 +95,14 @@ pub fn run_local<T: Default + 'static>() -> Rc<T> {
     with_exec(|ex| ex.run_local::<T>())
 }
 
+/// The run has steps whose dependencies no reduction has been checked on (a library's
+/// simulated world: hosts, connections, disks): it is searched without reduction, as a run
+/// that sets a timer is.
+pub fn without_reduction() {
+    with_exec(|ex| ex.set_used_time());
+}
+
 /// Whether the run may still inject faults (its budget is not spent).
 pub fn budget_left() -> usize {
-    with_exec(|ex| ex.faults_left)
+    with_exec(|ex| ex.faults().left())
 }

@@ -35,6 +35,8 @@ impl<E> Clone for History<E> {
 }
 
 impl<E: Hash + Display + 'static> History<E> {
+    /// An empty history judged by `invariants`, with an engine object of its own: emitting is a
+    /// write to it, so the reductions keep the order of events (see `order_per_task`).
     pub fn new(invariants: Vec<Box<dyn Invariant<E>>>) -> Self {
         let id = with_exec(|ex| ex.add_object("history".into(), ObjState::Atomic));
         History {
@@ -94,7 +96,7 @@ impl<E: Hash + Display + 'static> History<E> {
 
 impl<E> Monitor for History<E> {
     fn at_quiescence(&self) -> Option<Violation> {
-        let step = with_exec(|ex| ex.steps);
+        let step = with_exec(|ex| ex.steps());
         self.invariants.borrow_mut().iter_mut().find_map(|inv| {
             inv.at_quiescence().err().map(|message| {
                 with_exec(|ex| ex.trace_about(|| inv.about()));

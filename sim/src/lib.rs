@@ -3,6 +3,8 @@
 //! a scheduling point, and a [`Strategy`](strategy::Strategy) — not madsim — picks which task
 //! runs at each one. Runs are judged by [`invariant`]s over the model's [`History`].
 
+#![warn(missing_docs)]
+
 pub mod audit;
 pub mod check;
 pub mod distinct;
@@ -23,6 +25,7 @@ pub mod scenario;
 pub mod schedule;
 pub mod shrink;
 pub mod strategy;
+pub mod summary_file;
 pub mod sync;
 pub mod task;
 pub mod time;
@@ -36,8 +39,8 @@ pub use ops::{
     checkpoint, choose, choose_in_poll, current_task, current_task_name, engine_running, watch,
     yield_like_tokio, yield_now, yield_point,
 };
+pub use rt::model_task::spawn;
 pub use rt::step_bound::LONG_RUN_FACTOR;
-pub use rt::task::spawn;
 pub use rt::TaskId;
 pub use run::{run_once, RunConfig, RunOutcome, RunResult, SIMULATED};
 pub use schedule::{Decision, Divergence};
@@ -45,7 +48,10 @@ pub use schedule::{Decision, Divergence};
 /// A broken invariant: which one, what happened, and at which step.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violation {
+    /// The broken invariant's name.
     pub invariant: String,
+    /// What the invariant said: what went wrong, in the model's words.
     pub message: String,
+    /// How many steps the run had taken when it broke.
     pub step: usize,
 }

@@ -20,6 +20,7 @@ pub enum Grain {
 }
 
 impl Grain {
+    /// The grain's name as scenario files and reports spell it: `await` or `access`.
     pub fn name(self) -> &'static str {
         match self {
             Grain::Await => "await",
@@ -31,6 +32,8 @@ impl Grain {
 /// A model, built for one variant and one set of parameters. `start` runs inside each run: it
 /// creates the model's state and primitives, spawns its tasks, and returns its monitor.
 pub trait Model: Send + Sync {
+    /// Builds the model inside a run: its state and primitives, its tasks spawned, and returns the
+    /// monitor that judges the run's end.
     fn start(&self) -> Rc<dyn Monitor>;
 
     /// Which operations are scheduling points for this model's parameters: every operation on
@@ -95,13 +98,17 @@ pub trait Model: Send + Sync {
 
 /// Judges the end state of a run (invariants also judge events as they happen, in `History`).
 pub trait Monitor {
+    /// Judges the run once no task can move: a violation (a lost message, a deadlock the model
+    /// cares about) or `None`.
     fn at_quiescence(&self) -> Option<Violation>;
 }
 
 /// A model run at another grain: the grain check runs a coarse-grain model's schedules at
 /// access grain.
 pub struct AtGrain<'m> {
+    /// The model, run unchanged except for its grain.
     pub model: &'m dyn Model,
+    /// The grain to run it at.
     pub grain: Grain,
 }
 

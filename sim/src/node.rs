@@ -14,7 +14,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use crate::rt::op::{ObjState, Op};
-use crate::rt::task::point;
+use crate::rt::point::point;
 use crate::rt::with_exec;
 use crate::sync::Shared;
 
@@ -47,7 +47,7 @@ where
             VictimsGone.await;
             // What else the crash does (connections reset, unsynced writes decided), within
             // this step, before the node starts again.
-            let hooks = with_exec(|ex| ex.crash_hooks.clone());
+            let hooks = with_exec(|ex| ex.nodes().hooks());
             for hook in hooks {
                 hook(&node_name);
             }
@@ -55,20 +55,20 @@ where
             point(Op::Crash(obj)).await;
         }
     });
-    with_exec(|ex| ex.tasks[crash.0].pending = Some(Op::Crash(obj)));
+    with_exec(|ex| ex.first_waits_on(crash, Op::Crash(obj)));
 }
 
 /// Registers what a crash of any node does besides killing its tasks, called with the node's
 /// name within the crash's step, before its init runs again (a network resets the node's
 /// connections; a disk decides what became of its unsynced writes). For this run only.
 pub fn on_crash(hook: impl Fn(&str) + 'static) {
-    with_exec(|ex| ex.crash_hooks.push(Rc::new(hook)));
+    with_exec(|ex| ex.nodes_mut().on_crash(Rc::new(hook)));
 }
 
 /// The node the running task belongs to (`None`: the test body's own tasks).
 pub fn current() -> Option<String> {
     with_exec(|ex| {
-        let me = ex.current?;
+        let me = ex.current()?;
         ex.node_of(me).map(str::to_string)
     })
 }
@@ -95,7 +95,7 @@ impl Future for VictimsGone {
         with_exec(|ex| match ex.victims_alive() {
             0 => Poll::Ready(()),
             _ => {
-                ex.reschedule = true;
+                ex.reschedule();
                 Poll::Pending
             }
         })
@@ -109,6 +109,7 @@ pub struct Durable<T> {
 }
 
 impl<T: Hash> Durable<T> {
+    /// Durable state named `name` (in traces), holding `value`.
     pub fn new(name: impl Into<std::borrow::Cow<'static, str>>, value: T) -> Self {
         Durable {
             inner: Shared::new(name, value),

@@ -4,7 +4,7 @@ use std::hash::Hash;
 
 use crate::rt::digest::{mix, of};
 use crate::rt::op::Op;
-use crate::rt::task::point;
+use crate::rt::point::point;
 use crate::rt::{tracks_values, with_exec};
 
 /// Stands for a real `.await` (a database call, a storage read): any task may run here.
@@ -27,7 +27,7 @@ pub async fn yield_now() {
 /// still lets the others move and stays finite for every strategy.
 pub async fn yield_like_tokio() {
     with_exec(|ex| {
-        if let Some(me) = ex.current {
+        if let Some(me) = ex.current() {
             ex.tasks[me.0].yield_may_continue = true;
         }
     });
@@ -47,7 +47,7 @@ pub fn choose_in_poll(n: usize) -> Option<usize> {
     if !crate::rt::coroutine::in_stackful() {
         return None;
     }
-    Some(crate::rt::task::sync_point(Op::Choose(n)))
+    Some(crate::rt::sync_point::sync_point(Op::Choose(n)))
 }
 
 /// Declares, at a loop head `label`, everything the running task's future depends on besides
@@ -65,12 +65,12 @@ pub fn checkpoint<T: Hash + ?Sized>(label: &'static str, locals: &T) {
 /// Has the engine judge `monitor` too when the run reaches quiescence, after the model's own
 /// (properties a test declares during a run, such as `braid::eventually`).
 pub fn watch(monitor: std::rc::Rc<dyn crate::Monitor>) {
-    with_exec(|ex| ex.watched.push(monitor));
+    with_exec(|ex| ex.watch(monitor));
 }
 
 /// The running task's name (`task#2`), for messages; `?` outside a task.
 pub fn current_task_name() -> String {
-    with_exec(|ex| match ex.current {
+    with_exec(|ex| match ex.current() {
         Some(t) => ex.tasks[t.0].name.to_string(),
         None => "?".to_string(),
     })
@@ -89,6 +89,6 @@ pub fn engine_running() -> bool {
 /// while another is parked in the middle of a poll).
 pub fn current_task() -> Option<crate::TaskId> {
     let mut task = None;
-    crate::rt::try_with_exec(|ex| task = ex.current);
+    crate::rt::try_with_exec(|ex| task = ex.current());
     task
 }

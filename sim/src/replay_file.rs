@@ -26,14 +26,18 @@ const DIGEST_SINCE: u32 = 2;
 /// A replay's trace digest against the one recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DigestCheck {
+    /// The replay reproduced the recorded digest: the model is the one the file was written for.
     Same,
     /// The same decisions gave another trace: the model changed under the file.
     Drifted {
+        /// The replay's digest, 16 hex digits.
         replayed: String,
+        /// The file's digest, 16 hex digits.
         recorded: String,
     },
     /// The file predates this braid's digest: only its violation can be checked.
     Unchecked {
+        /// The file's format version.
         format: u32,
     },
 }
@@ -42,40 +46,59 @@ pub enum DigestCheck {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FoundBy {
+    /// The strategy's name (as `StrategyKind::name` gives it).
     pub strategy: String,
+    /// PCT's bug depth d.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<usize>,
+    /// The seed the strategy ran with.
     pub seed: u64,
+    /// The run's index (what the strategy and seed need to make the same run again).
     pub run: u64,
 }
 
+/// The size of a schedule before shrinking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShrunkFrom {
+    /// Steps in the schedule as found.
     pub steps: usize,
+    /// Preemptions in the schedule as found.
     pub preemptions: usize,
 }
 
+/// A failing schedule on disk: what model and parameters it ran, how it was found, what it broke,
+/// and every decision made, so that `braid replay` follows it step for step.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReplayFile {
+    /// `FORMAT_VERSION` when written; a newer one is refused.
     pub format: u32,
+    /// The scenario (or test) it was found in.
     pub scenario: String,
+    /// The model it runs.
     pub model: String,
+    /// The model's variant.
     pub variant: String,
     /// The guard knocked out, when the schedule was found on a mutant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mutant: Option<String>,
+    /// The scenario's parameters, as given to the model (so a replay builds the same model).
     pub params: serde_json::Value,
     /// The grain the schedule ran at, when it is not the model's own (a grain check's finding
     /// on a coarse-grain model: replayed at access grain).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grain: Option<crate::Grain>,
+    /// The step limit the run had (a replay keeps it, so a cut run is cut in the same place).
     pub max_steps: usize,
+    /// How the schedule was found (strategy, seed, run index).
     pub found: FoundBy,
+    /// The invariant the schedule breaks; a replay must break it again.
     #[serde(deserialize_with = "recorded_violation")]
     pub violation: Violation,
+    /// Steps in the (minimised) schedule.
     pub steps: usize,
+    /// Preemptions in the (minimised) schedule.
     pub preemptions: usize,
     /// What shrinking proved of `preemptions`: `minimum` (no schedule with fewer breaks this
     /// invariant) or `1-minimal` (no single preemption can go; fewer not ruled out). Absent
@@ -87,24 +110,42 @@ pub struct ReplayFile {
     pub shrunk_from: Option<ShrunkFrom>,
     /// The trace digest, 16 hex digits: a replay must reproduce it exactly.
     pub digest: String,
+    /// The decision at each scheduling point, in order: the schedule itself.
     pub decisions: Vec<Decision>,
 }
 
+/// Why a replay file could not be read.
 #[derive(Debug, Error)]
 pub enum ReplayFileError {
+    /// The file could not be read.
     #[error("{path}: cannot read replay file: {error}")]
     Io {
+        /// The file.
         path: PathBuf,
         /// Not a `source`: the message carries it, so a report that prints the chain of
         /// causes does not print it twice.
         error: std::io::Error,
     },
+    /// The file is not a replay file this braid can read: bad JSON, a missing or unknown
+    /// field, truncated.
     #[error("{path}: corrupt replay file: {message}")]
-    Corrupt { path: PathBuf, message: String },
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The file is from a newer braid.
     #[error("{path}: replay file format {found} is newer than this braid reads ({FORMAT_VERSION}); upgrade braid")]
-    NewerFormat { path: PathBuf, found: u64 },
+    NewerFormat {
+        /// The file.
+        path: PathBuf,
+        /// Its format version.
+        found: u64,
+    },
 }
 
+/// A trace digest as a replay file writes it: 16 hex digits.
 pub fn digest_hex(digest: u64) -> String {
     format!("{digest:016x}")
 }
@@ -125,6 +166,7 @@ impl ReplayFile {
         crate::run_once(model, replay, self.found.run, &config).0
     }
 
+    /// Reads and checks a replay file: refuses one that is corrupt, truncated or of a newer format.
     pub fn load(path: &Path) -> Result<ReplayFile, ReplayFileError> {
         let text = std::fs::read_to_string(path).map_err(|error| ReplayFileError::Io {
             path: path.to_path_buf(),

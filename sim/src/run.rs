@@ -9,11 +9,11 @@ use std::task::{Context, Poll};
 
 use crate::model::Model;
 pub use crate::rt::access::{Access, AccessKind, StepAccesses};
-use crate::rt::execution::{End, Execution, Recorded};
+use crate::rt::execution::{End, Execution, Recorded, Setup};
 use crate::rt::{self, with_exec};
 use crate::schedule::{Decision, Divergence};
 use crate::strategy::Strategy;
-use crate::trace::{Trace, TraceLine};
+use crate::trace::Trace;
 use crate::Violation;
 
 /// Whether this build runs on madsim's simulated runtime (`--cfg madsim`). Without it the engine
@@ -46,8 +46,12 @@ impl Default for RunConfig {
 /// How one run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunOutcome {
+    /// The run reached quiescence (no task could move) with every invariant holding.
     Holds,
+    /// An invariant broke (during the run or at its end).
     Violation(Violation),
+    /// The run did not follow the decisions it was given (a replay of a changed model, or a
+    /// strategy bug).
     Diverged(Divergence),
     /// Cut short by an exhaustive strategy: equivalent to a schedule already explored.
     Pruned,
@@ -56,16 +60,20 @@ pub enum RunOutcome {
 /// The result of one run.
 #[derive(Clone, Debug)]
 pub struct RunResult {
+    /// How the run ended.
     pub outcome: RunOutcome,
     /// The decisions taken, kept compact: most runs never need them by name.
     schedule: Schedule,
+    /// Steps the run took (one per scheduling point reached).
     pub steps: usize,
+    /// Task switches the strategy forced while the running task could have continued.
     pub preemptions: usize,
     /// Of those, the strategy's interventions, each its step and kind ("crash", "reset",
     /// "partition", "clock jump").
     pub interventions: Vec<(usize, String)>,
     /// Nodes started, and fault sites started: what crashes and faults could strike.
     pub nodes: usize,
+    /// Fault sites started (disks, links): what faults could strike.
     pub fault_sites: usize,
     /// The steps at which a still-enabled task was preempted.
     pub preempted_steps: Vec<usize>,
@@ -88,6 +96,7 @@ pub struct RunResult {
     pub yielded_fairly: bool,
     /// The run set a timer (`sim::time`): reductions do not see time's dependencies.
     pub used_time: bool,
+    /// The run's trace, when `RunConfig::trace` asked for one.
     pub trace: Option<Trace>,
 }
 
@@ -144,6 +153,7 @@ impl RunResult {
             .collect()
     }
 
+    /// The invariant the run broke, if it broke one.
     pub fn violation(&self) -> Option<&Violation> {
         match &self.outcome {
             RunOutcome::Violation(v) => Some(v),
@@ -159,70 +169,70 @@ pub fn run_once(
     run: u64,
     config: &RunConfig,
 ) -> (RunResult, Box<dyn Strategy>) {
-    rt::task::install_panic_hook();
-    strategy.begin_run(run);
-    let clock_jumps = match strategy.jumps_clock() {
+    rt::model_task::install_panic_hook();
+    let needs = strategy.begin_run(run);
+    let clock_jumps = match needs.clock_jumps {
         true => model.clock_jumps(),
         false => 0,
     };
-    let exec = Rc::new(RefCell::new(Execution::new(
-        strategy,
-        model.grain(),
-        config.max_steps,
-        config.trace,
-        config.record_accesses,
-    )));
-    exec.borrow_mut().stackful = model.stackful_tasks();
-    exec.borrow_mut().crashes_left = model.crashes();
-    exec.borrow_mut().faults_left = model.network_faults();
-    exec.borrow_mut().clock_jumps_left = clock_jumps;
-    exec.borrow_mut().eager_points =
-        model.one_point_per_poll() && !model.stackful_tasks() && model.crashes() == 0;
+    let setup = Setup {
+        grain: model.grain(),
+        max_steps: config.max_steps,
+        trace: config.trace,
+        record_accesses: config.record_accesses,
+        value_state: needs.value_state,
+        stackful: model.stackful_tasks(),
+        eager_points: model.one_point_per_poll() && !model.stackful_tasks() && model.crashes() == 0,
+        crashes: model.crashes(),
+        faults: model.network_faults(),
+        clock_jumps,
+    };
+    let exec = Rc::new(RefCell::new(Execution::new(strategy, setup)));
     let guard = rt::enter(exec.clone());
     simulate(model, run);
     drop(guard);
     let mut exec = Rc::try_unwrap(exec)
         .unwrap_or_else(|_| panic!("a model task outlived its run"))
         .into_inner();
-    let outcome = match &exec.end {
+    let outcome = match exec.end() {
         Some(End::Quiescent) => RunOutcome::Holds,
         Some(End::Violation(v)) => RunOutcome::Violation(v.clone()),
         Some(End::Divergence(d)) => RunOutcome::Diverged(d.clone()),
         Some(End::Pruned) => RunOutcome::Pruned,
         None => unreachable!("the root future returns only once the run has ended"),
     };
+    let (recorded, labels) = exec.recorder_mut().take_schedule();
     let schedule = Schedule {
-        recorded: std::mem::take(&mut exec.decisions),
+        recorded,
         names: exec.tasks.iter().map(|t| t.name.clone()).collect(),
-        labels: std::mem::take(&mut exec.draw_labels),
+        labels,
     };
     let result = RunResult {
         outcome,
         schedule,
-        steps: exec.steps,
-        preemptions: exec.preempted_steps.len(),
-        interventions: std::mem::take(&mut exec.interventions),
+        steps: exec.steps(),
+        preemptions: exec.recorder_mut().preemptions(),
+        interventions: exec.recorder_mut().take_interventions(),
         nodes: exec.node_count(),
-        fault_sites: exec.fault_sites,
-        preempted_steps: std::mem::take(&mut exec.preempted_steps),
+        fault_sites: exec.faults().sites(),
+        preempted_steps: exec.recorder_mut().take_preempted_steps(),
         tasks: exec.tasks.len(),
         digest: exec.digest(),
         end_state: exec.end_state(),
-        accesses: exec.accesses.take().unwrap_or_default(),
-        spawned_at: std::mem::take(&mut exec.spawned_at),
+        accesses: exec.take_accesses(),
+        spawned_at: exec.take_spawned_at(),
         pending: match config.record_accesses {
             true => exec
                 .tasks
                 .iter()
                 .enumerate()
-                .filter(|(_, t)| !t.finished)
-                .filter_map(|(i, t)| Some((i, t.pending?.object()?)))
+                .filter_map(|(i, t)| Some((i, t.state.parked_on()?.object()?)))
                 .collect(),
             false => Vec::new(),
         },
-        yielded_fairly: exec.yielded_fairly,
-        used_time: exec.used_time,
-        trace: exec.trace.take().map(|mut t| {
+        yielded_fairly: exec.fairness().ever_yielded(),
+        used_time: exec.used_time(),
+        trace: exec.recorder_mut().take_trace().map(|mut t| {
             t.hosts = exec.task_hosts();
             t
         }),
@@ -261,26 +271,19 @@ fn simulate(model: &dyn Model, run: u64) {
         let monitor = model.start();
         with_exec(|ex| ex.decide());
         RunEnd.await;
-        let quiescent = with_exec(|ex| matches!(ex.end, Some(End::Quiescent)));
+        let quiescent = with_exec(|ex| matches!(ex.end(), Some(End::Quiescent)));
         if quiescent {
-            let watched = with_exec(|ex| std::mem::take(&mut ex.watched));
+            let watched = with_exec(|ex| ex.take_watched());
             let verdict = std::iter::once(&monitor)
                 .chain(&watched)
                 .find_map(|m| m.at_quiescence());
             drop(watched);
             if let Some(v) = verdict {
-                with_exec(|ex| {
-                    if let Some(trace) = &mut ex.trace {
-                        if let Some(TraceLine::End { text, .. }) = trace.lines.last_mut() {
-                            *text = format!("quiescent; violation {}: {}", v.invariant, v.message);
-                        }
-                    }
-                    ex.end = Some(End::Violation(v));
-                });
+                with_exec(|ex| ex.fail_at_quiescence(v));
             }
         }
     });
-    if served + 1 < RUNS_PER_RUNTIME && rt::task::live_tasks() == 0 {
+    if served + 1 < RUNS_PER_RUNTIME && rt::model_task::live_tasks() == 0 {
         RUNTIME.with(|r| *r.borrow_mut() = Some((runtime, served + 1)));
     } else {
         // Dropping the runtime drops any task still parked while the execution is installed.

@@ -9,19 +9,34 @@ use thiserror::Error;
 
 use crate::strategy::{Reduction, StrategyKind};
 
+/// Why a scenario could not be loaded.
 #[derive(Debug, Error)]
 pub enum ScenarioError {
+    /// The file could not be read.
     #[error("{path}: cannot read scenario: {error}")]
     Io {
+        /// The file.
         path: PathBuf,
         /// Not a `source`: the message carries it, so a report that prints the chain of
         /// causes does not print it twice.
         error: std::io::Error,
     },
+    /// The file is not a valid scenario: bad TOML, an unknown key, a budget of nothing.
     #[error("{path}: malformed scenario: {message}")]
-    Malformed { path: PathBuf, message: String },
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// No file in the scenario directory has this name.
     #[error("no scenario named '{name}' in {dir} (try `braid list`)")]
-    NotFound { name: String, dir: PathBuf },
+    NotFound {
+        /// The name asked for.
+        name: String,
+        /// The directory searched.
+        dir: PathBuf,
+    },
 }
 
 /// What a scenario is expected to show: `holds`, or `violation:<invariant>[,<invariant>...]` —
@@ -29,7 +44,9 @@ pub enum ScenarioError {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum Expected {
+    /// No invariant breaks in any run explored.
     Holds,
+    /// Some run breaks one of these invariants, and none breaks another.
     Violation(Vec<String>),
 }
 
@@ -84,10 +101,13 @@ impl fmt::Display for Expected {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ExploreDefaults {
+    /// The strategy's name (`default`, `random`, `pct`, `portfolio`, `dfs`).
     pub strategy: String,
     /// PCT depth (bug depth d: d-1 priority change points).
     pub depth: usize,
+    /// The seed of the search's random choices.
     pub seed: u64,
+    /// Run budget.
     pub runs: u64,
     /// Wall-time budget in seconds (optional).
     pub time: Option<u64>,
@@ -125,9 +145,14 @@ pub const MAX_DEPTH: usize = 1_000;
 pub enum StrategyName {
     /// The plan: iterative-bounding DFS in part of the budget, then the portfolio.
     Default,
+    /// Uniformly random choice at every scheduling point.
     Random,
+    /// Probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010): random priorities with
+    /// `depth - 1` change points.
     Pct,
+    /// Random and PCT runs in turn.
     Portfolio,
+    /// Depth-first search of every schedule (within a preemption bound, if given).
     Dfs,
 }
 
@@ -215,19 +240,26 @@ struct ScenarioFile {
 pub struct Scenario {
     /// The file's stem: `broker-bind-race`.
     pub name: String,
+    /// The file it was loaded from.
     pub path: PathBuf,
+    /// The model it explores, by name.
     pub model: String,
+    /// The model's variant (the broker's `fixed`, `racy`, ...).
     pub variant: String,
+    /// What the scenario shows, in a sentence (`braid list` prints it).
     pub description: String,
+    /// What exploring it must find: CI fails otherwise.
     pub expected: Expected,
     /// What the scenario's coarse grain hides (see `ScenarioFile::hides`).
     pub hides: Option<String>,
     /// The model's parameters, as a JSON object (the form replay files keep).
     pub params: serde_json::Value,
+    /// Its default exploration (strategy, seed, budget); the command line overrides each.
     pub explore: ExploreDefaults,
 }
 
 impl Scenario {
+    /// Reads and parses the scenario file at `path`.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Io {
             path: path.to_path_buf(),
@@ -236,6 +268,8 @@ impl Scenario {
         Self::parse(path, &text)
     }
 
+    /// Parses `text` as a scenario file (named `path` in errors): unknown keys and empty budgets
+    /// are errors.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         let malformed = |message: String| ScenarioError::Malformed {
             path: path.to_path_buf(),

@@ -16,9 +16,14 @@ use serde::{Deserialize, Deserializer, Serialize};
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(untagged)]
 pub enum Decision {
+    /// Run the task with this (stable) name next.
     Task(Arc<str>),
+    /// Take this value for a choice within a step (a `choose`, a crash's outcome per unsynced
+    /// write).
     Choice {
+        /// The value's index among the choice's options.
         choose: usize,
+        /// What the value decided, for readers (a replay follows `choose`).
         #[serde(skip_serializing_if = "Option::is_none")]
         what: Option<Arc<str>>,
     },

@@ -36,6 +36,7 @@ pub enum Minimality {
 }
 
 impl Minimality {
+    /// The word reports and replay files use: `minimum` or `1-minimal`.
     pub fn name(self) -> &'static str {
         match self {
             Minimality::Minimum => "minimum",
@@ -95,7 +96,9 @@ impl Default for ShrinkOptions {
 /// What shrinking did.
 #[derive(Clone, Debug)]
 pub struct Shrunk {
+    /// Steps in the failing run before shrinking.
     pub before_steps: usize,
+    /// Preemptions in the failing run before shrinking.
     pub before_preemptions: usize,
     /// The minimised run (its decisions replay strictly).
     pub run: RunResult,
@@ -105,6 +108,7 @@ pub struct Shrunk {
     pub attempts: usize,
     /// DFS runs spent searching below the 1-minimal count, and the bounds searched.
     pub dfs_runs: u64,
+    /// The preemption bounds the DFS searched below the 1-minimal count.
     pub dfs_bounds: Vec<usize>,
     /// The time cap, not the run budget, ended a search (the result may vary by machine).
     pub timed_out: bool,
@@ -118,6 +122,8 @@ pub fn shrink(model: &dyn Model, failing: &RunResult, config: &RunConfig) -> Shr
     shrink_with(model, failing, config, ShrinkOptions::default())
 }
 
+/// Shrinks `failing` to a 1-minimal schedule breaking the same invariant, then searches below
+/// its count by bounded DFS within `options`' budget (see the module docs).
 pub fn shrink_with(
     model: &dyn Model,
     failing: &RunResult,

@@ -8,12 +8,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 
 use crate::rt::op::Op;
-use crate::rt::task::{point, Point};
+use crate::rt::point::{point, Point};
 use crate::rt::{with_exec, ObjId, TaskId};
 
-pub use crate::rt::task::{
-    cancel, is_engine_unwind, panic_caught, panic_observed, take_last_panic, Cancelled,
-};
+pub use crate::rt::model_task::take_last_panic;
+pub use crate::rt::point::Cancelled;
+pub use crate::rt::task::{cancel, is_engine_unwind, panic_caught, panic_observed};
 
 /// Spawns a task named `name` whose output its `JoinHandle` yields. A panic in the task ends
 /// the run as a `panic` violation (that is the bug a test is looking for), so awaiting the

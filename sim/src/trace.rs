@@ -6,17 +6,23 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+/// One line of a trace: a step, a model event, a mark, or the end of the run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TraceLine {
     /// The strategy granted `task` the baton to perform `op`.
     Step {
+        /// The step's number in the run (from 0).
         step: usize,
+        /// The task's name.
         task: String,
+        /// The operation (`lock`, `send`, `try_recv`, ...).
         op: String,
         /// The engine object the operation touched (lock, channel, notify, atomic).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         object: Option<String>,
+        /// What the operation did, when it did something worth saying ("acquired", "Full", "popped
+        /// p1#1").
         #[serde(default, skip_serializing_if = "Option::is_none")]
         effect: Option<String>,
         /// Another enabled task was running and was preempted.
@@ -24,20 +30,31 @@ pub enum TraceLine {
     },
     /// The model recorded an event (a frame on a wire, a ghost fact).
     Event {
+        /// The step during which the event happened.
         step: usize,
+        /// The task that recorded it.
         task: String,
+        /// The event, as its `Display` writes it.
         text: String,
     },
     /// A mark the model left for the pictures (see `sim::mark`): no step, in no digest.
     Mark {
+        /// The step during which the task left it.
         step: usize,
+        /// The task that left it.
         task: String,
+        /// What it marks.
         mark: Mark,
         /// The phase's name, or the message's key.
         name: String,
     },
     /// How the run ended.
-    End { step: usize, text: String },
+    End {
+        /// The step the run ended at.
+        step: usize,
+        /// How it ended: holds, the violation, a deadlock, the step limit.
+        text: String,
+    },
 }
 
 /// What a mark says.
@@ -57,9 +74,11 @@ pub enum Mark {
 /// At a deadlock, one task that cannot move: what it waits for, and why it cannot have it yet.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Wait {
+    /// The waiting task's name.
     pub task: String,
     /// The operation it is parked on ("lock c2.lifecycle").
     pub op: String,
+    /// The object it waits on, if the operation has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object: Option<String>,
     /// The object's state that keeps it waiting ("held by conn:c2", "full: 1 of 1").
@@ -91,8 +110,10 @@ impl Wait {
 /// beside `<test>.json` (the library writes it, `braid replay` reads it).
 pub const FILE_SUFFIX: &str = ".trace.json";
 
+/// A run's trace, as `braid replay` prints it and the pictures draw it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Trace {
+    /// The lines, in the order they happened.
     pub lines: Vec<TraceLine>,
     /// The keys of the frames the violation is about (see `Invariant::about`), for the
     /// pictures to highlight.

@@ -21,9 +21,10 @@ use std::fmt;
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 
+use super::lock;
 use sim::sync::Shared;
 
 const RUNNING: u8 = 0;
@@ -53,11 +54,6 @@ struct Control {
     unobserved: Mutex<Option<u64>>,
     /// The engine's task, once spawned (to cancel it at its next await).
     task: Mutex<Option<sim::TaskId>>,
-}
-
-/// A waker slot or the output slot, locked.
-fn lock<T>(slot: &Mutex<T>) -> MutexGuard<'_, T> {
-    slot.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Control {

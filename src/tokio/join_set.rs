@@ -9,14 +9,11 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
 use super::join::{spawn, AbortHandle, JoinError, JoinHandle};
-
-fn lock<T>(slot: &Mutex<T>) -> MutexGuard<'_, T> {
-    slot.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use super::lock;
 
 /// Which entries were woken (their task finished or was cancelled), in wake order, and the
 /// waker of whoever waits on the set.

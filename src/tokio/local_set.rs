@@ -9,17 +9,14 @@ use std::fmt;
 use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use sim::sync::Shared;
 
 use super::join::{spawn, AbortHandle, JoinHandle};
+use super::lock;
 use super::wait_list::{wake_all, WaitList};
-
-fn lock<T>(slot: &Mutex<T>) -> MutexGuard<'_, T> {
-    slot.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// Spawns a task, as `tokio::task::spawn_local` (every braid task may hold `!Send` state).
 ///

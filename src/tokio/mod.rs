@@ -297,3 +297,10 @@ pub mod time {
         pub use sim::time::Elapsed;
     }
 }
+
+/// A std `Mutex` of the facade's own bookkeeping (a waker slot, a task's output), locked: a
+/// panic while it was held (a test failing and unwinding) leaves nothing worth refusing.
+fn lock<T>(slot: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    slot.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

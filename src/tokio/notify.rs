@@ -8,9 +8,10 @@ use std::fmt;
 use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
+use super::lock;
 use sim::sync::Shared;
 
 /// How a waiter was woken.
@@ -28,10 +29,6 @@ enum Woken {
 struct Node {
     woken: Mutex<Option<Woken>>,
     waker: Mutex<Option<Waker>>,
-}
-
-fn lock<T>(slot: &Mutex<T>) -> MutexGuard<'_, T> {
-    slot.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Node {

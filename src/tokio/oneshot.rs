@@ -7,9 +7,10 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
+use super::lock;
 use sim::sync::Shared;
 
 /// The state the engine sees (a change is a write, a look a read): 0 empty, 1 a value waits,
@@ -22,10 +23,6 @@ struct Chan<T> {
     waker: Mutex<Option<Waker>>,
     /// Whoever awaits `Sender::closed`.
     tx_waker: Mutex<Option<Waker>>,
-}
-
-fn lock<T>(slot: &Mutex<T>) -> MutexGuard<'_, T> {
-    slot.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Creates a oneshot channel (named `oneshot#1`, ... in traces).

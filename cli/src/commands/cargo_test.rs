@@ -10,9 +10,11 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use sim::replay_file::ReplayFile;
+use sim::summary_file::SHARD_SUFFIX;
 
-use crate::cli::{ExploreArgs, PreemptionBound, ReplayArgs, StrategyArg, TestArgs};
-use crate::Verdict;
+use crate::cli::{ExploreArgs, Format, PreemptionBound, ReplayArgs, StrategyArg, TestArgs};
+use crate::report::ScenarioReport;
+use crate::Exit;
 
 /// The `model` a `#[braid::test]`'s replay file names.
 pub const TEST_MODEL: &str = "test";
@@ -36,7 +38,7 @@ struct TestOutcome {
 
 /// `braid test`: `cargo test` with `--cfg madsim` in `<target>/braid`, the settings through
 /// the `BRAID_*` variables; one line per braid test and a total.
-pub fn test(args: &TestArgs) -> Result<Verdict> {
+pub fn test(args: &TestArgs) -> Result<Exit> {
     let (mut cargo, target) = braid_cargo(None, None)?;
     // Every test binary runs, so that every braid test gets its line.
     let harness = args.cargo_args.iter().position(|a| a == "--");
@@ -63,22 +65,37 @@ pub fn test(args: &TestArgs) -> Result<Verdict> {
     if let Some(out) = &args.out {
         cargo.env("BRAID_OUT", absolute(out)?);
     }
+    if let Some(shard) = args.shard {
+        cargo.env("BRAID_SHARD", format!("{}/{}", shard.index, shard.count));
+    }
     eprintln!(
         "braid test: cargo test{}{} with --cfg madsim, built in {}",
         if args.cargo_args.is_empty() { "" } else { " " },
         args.cargo_args.join(" "),
         target.display()
     );
-    let (outcomes, passed) = run_reporting(cargo)?;
-    if outcomes.is_empty() {
-        println!(
-            "braid test: no braid test ran. Name braid-tokio as tokio in Cargo.toml \
-             (tokio = {{ package = \"braid-tokio\", ... }}) so that #[tokio::test]s run under braid, \
-             or write #[braid::test]s; check the filter."
-        );
-        return Ok(Verdict::Violation);
+    let Reported {
+        outcomes,
+        shards,
+        passed,
+    } = run_reporting(cargo)?;
+    // With --format json, stdout is the one document; the table goes to stderr.
+    let say = |line: &str| match args.format {
+        Format::Text => println!("{line}"),
+        Format::Json => eprintln!("{line}"),
+    };
+    if args.format == Format::Json {
+        println!("{}", serde_json::to_string_pretty(&shards)?);
     }
-    println!();
+    if outcomes.is_empty() {
+        say(
+            "braid test: no braid test ran. Name braid-tokio as tokio in Cargo.toml \
+             (tokio = { package = \"braid-tokio\", ... }) so that #[tokio::test]s run under braid, \
+             or write #[braid::test]s; check the filter.",
+        );
+        return Ok(Exit::Violation);
+    }
+    say("");
     let mut counts = [0usize; 3];
     for o in &outcomes {
         counts[match o.outcome.as_str() {
@@ -86,7 +103,7 @@ pub fn test(args: &TestArgs) -> Result<Verdict> {
             "failed" => 1,
             _ => 2,
         }] += 1;
-        println!("{}", describe(o));
+        say(&describe(o));
     }
     let [held, failed, other] = counts;
     let mut total = format!(
@@ -100,11 +117,21 @@ pub fn test(args: &TestArgs) -> Result<Verdict> {
     if !passed && failed + other == 0 {
         total += "; cargo test failed (above)";
     }
-    println!("{total}");
+    say(&total);
+    if let (Some(shard), Format::Text) = (args.shard, args.format) {
+        println!(
+            "braid test: shard {}/{}: {} test summar{} (each test's <out>/shards/*.json; \
+             `--format json` prints them as one document); join the shards with `braid merge`",
+            shard.index,
+            shard.count,
+            shards.len(),
+            if shards.len() == 1 { "y" } else { "ies" }
+        );
+    }
     Ok(if failed + other == 0 && passed {
-        Verdict::Clean
+        Exit::Clean
     } else {
-        Verdict::Violation
+        Exit::Violation
     })
 }
 
@@ -146,7 +173,7 @@ fn target_directory() -> Result<PathBuf> {
 }
 
 /// Runs `cargo test FILTER` with the budget of `args`; 0 if every test held, 1 if one did not.
-pub fn explore(args: &ExploreArgs, filter: &str) -> Result<Verdict> {
+pub fn explore(args: &ExploreArgs, filter: &str) -> Result<Exit> {
     let budget = &args.budget;
     let (mut cargo, _) = braid_cargo(args.package.as_deref(), None)?;
     cargo.arg(filter);
@@ -164,7 +191,7 @@ pub fn explore(args: &ExploreArgs, filter: &str) -> Result<Verdict> {
         cargo.env("BRAID_STRATEGY", value);
     }
     cargo.env("BRAID_OUT", absolute(&args.out)?);
-    let (outcomes, _) = run_reporting(cargo)?;
+    let outcomes = run_reporting(cargo)?.outcomes;
     if outcomes.is_empty() {
         bail!("no #[braid::test] matched `{filter}`");
     }
@@ -173,16 +200,12 @@ pub fn explore(args: &ExploreArgs, filter: &str) -> Result<Verdict> {
         clean &= o.outcome == "holds";
         println!("{}", describe(o));
     }
-    Ok(if clean {
-        Verdict::Clean
-    } else {
-        Verdict::Violation
-    })
+    Ok(if clean { Exit::Clean } else { Exit::Violation })
 }
 
 /// Replays a test's replay file under `cargo test`: 0 if it failed again exactly as recorded,
 /// 1 if it no longer fails; a drifted file is bad input (2), as for a model's replay file.
-pub fn replay(file: &ReplayFile, args: &ReplayArgs) -> Result<Verdict> {
+pub fn replay(file: &ReplayFile, args: &ReplayArgs) -> Result<Exit> {
     let path = args.file.as_path();
     let param = |key: &str| file.params.get(key).and_then(|v| v.as_str()).unwrap_or("");
     let (package, krate) = (param("package"), param("crate"));
@@ -200,7 +223,7 @@ pub fn replay(file: &ReplayFile, args: &ReplayArgs) -> Result<Verdict> {
         .map_or(file.scenario.as_str(), |(_, n)| n);
     cargo.args(["--", name, "--exact", "--nocapture"]);
     cargo.env("BRAID_REPLAY", absolute(path)?);
-    let (outcomes, _) = run_reporting(cargo)?;
+    let outcomes = run_reporting(cargo)?.outcomes;
     let Some(o) = outcomes.iter().find(|o| o.test == file.scenario) else {
         bail!("{}: test {} did not run", path.display(), file.scenario);
     };
@@ -210,8 +233,8 @@ pub fn replay(file: &ReplayFile, args: &ReplayArgs) -> Result<Verdict> {
     }
     super::replay::draw_test(args, file, o.trace.as_ref())?;
     match (o.outcome.as_str(), o.source.as_deref()) {
-        ("failed", Some("replay")) => Ok(Verdict::Clean),
-        _ => Ok(Verdict::Violation),
+        ("failed", Some("replay")) => Ok(Exit::Clean),
+        _ => Ok(Exit::Violation),
     }
 }
 
@@ -242,9 +265,17 @@ fn braid_cargo(package: Option<&str>, target: Option<&str>) -> Result<(Command, 
     Ok((cargo, dir))
 }
 
-/// Runs `cargo` with a fresh report directory and reads back what each test reported, and
-/// whether cargo passed.
-fn run_reporting(mut cargo: Command) -> Result<(Vec<TestOutcome>, bool)> {
+/// What the tests under `cargo test` reported.
+struct Reported {
+    outcomes: Vec<TestOutcome>,
+    /// Each test's summary of its shard (`BRAID_SHARD`), in test order.
+    shards: Vec<ScenarioReport>,
+    /// Whether cargo passed.
+    passed: bool,
+}
+
+/// Runs `cargo` with a fresh report directory and reads back what each test reported.
+fn run_reporting(mut cargo: Command) -> Result<Reported> {
     let dir = std::env::temp_dir().join(format!("braid-report-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -255,8 +286,19 @@ fn run_reporting(mut cargo: Command) -> Result<(Vec<TestOutcome>, bool)> {
         .filter_map(|e| Some(e.ok()?.path()))
         .collect();
     files.sort();
-    // `<test>.json` is a test's outcome, `<test>.trace.json` a failure's run beside it.
+    // `<test>.json` is a test's outcome, `<test>.trace.json` a failure's run beside it, and
+    // `<test>.shard.json` its shard's summary.
     files.retain(|f| !f.to_string_lossy().ends_with(sim::trace::FILE_SUFFIX));
+    let (shard_files, files): (Vec<PathBuf>, Vec<PathBuf>) = files
+        .into_iter()
+        .partition(|f| f.to_string_lossy().ends_with(SHARD_SUFFIX));
+    let mut shards = Vec::new();
+    for f in shard_files {
+        let text = std::fs::read_to_string(&f)?;
+        let parts: Vec<ScenarioReport> =
+            serde_json::from_str(&text).with_context(|| format!("reading {}", f.display()))?;
+        shards.extend(parts);
+    }
     for f in files {
         let text = std::fs::read_to_string(&f)?;
         let mut outcome = serde_json::from_str::<TestOutcome>(&text)
@@ -280,7 +322,11 @@ fn run_reporting(mut cargo: Command) -> Result<(Vec<TestOutcome>, bool)> {
     if outcomes.is_empty() && !status.success() {
         bail!("cargo test failed before any #[braid::test] ran ({status})");
     }
-    Ok((outcomes, status.success()))
+    Ok(Reported {
+        outcomes,
+        shards,
+        passed: status.success(),
+    })
 }
 
 fn describe(o: &TestOutcome) -> String {

@@ -4,14 +4,14 @@ use anyhow::Result;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, CompletionsArgs};
-use crate::Verdict;
+use crate::Exit;
 
-pub fn run(args: &CompletionsArgs) -> Result<Verdict> {
+pub fn run(args: &CompletionsArgs) -> Result<Exit> {
     clap_complete::generate(
         args.shell,
         &mut Cli::command(),
         "braid",
         &mut std::io::stdout(),
     );
-    Ok(Verdict::Clean)
+    Ok(Exit::Clean)
 }

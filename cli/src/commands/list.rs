@@ -9,9 +9,9 @@ use sim::scenario::Scenario;
 
 use super::ci::json_files;
 use crate::cli::{Cli, ListArgs, ListWhat};
-use crate::Verdict;
+use crate::Exit;
 
-pub fn run(cli: &Cli, args: &ListArgs) -> Result<Verdict> {
+pub fn run(cli: &Cli, args: &ListArgs) -> Result<Exit> {
     let (what, malformed) = match args.what.unwrap_or(ListWhat::Scenarios) {
         ListWhat::Scenarios => ("scenario", scenarios(&cli.scenario_dir()?)?),
         ListWhat::Seeds => (
@@ -25,7 +25,7 @@ pub fn run(cli: &Cli, args: &ListArgs) -> Result<Verdict> {
             if malformed == 1 { "" } else { "s" }
         );
     }
-    Ok(Verdict::Clean)
+    Ok(Exit::Clean)
 }
 
 /// Lists every scenario that loads; returns how many did not.

@@ -9,10 +9,10 @@ use sim::distinct::{Distinct, Sketch};
 use sim::scenario::Expected;
 
 use crate::cli::{Format, MergeArgs};
-use crate::report::{ScenarioReport, REPORT_FORMAT};
-use crate::Verdict;
+use crate::report::{RenderText, ScenarioReport, REPORT_FORMAT};
+use crate::Exit;
 
-pub fn run(args: &MergeArgs) -> Result<Verdict> {
+pub fn run(args: &MergeArgs) -> Result<Exit> {
     // Scenarios in the order the first file lists them; each scenario's shards, with their file.
     let mut index: BTreeMap<(String, Option<String>), usize> = BTreeMap::new();
     let mut groups: Vec<Vec<(PathBuf, ScenarioReport)>> = Vec::new();
@@ -45,9 +45,9 @@ pub fn run(args: &MergeArgs) -> Result<Verdict> {
         Format::Text => reports.iter().for_each(|r| print!("{}", r.render_text())),
     }
     Ok(if reports.iter().any(|r| !r.violations.is_empty()) {
-        Verdict::Violation
+        Exit::Violation
     } else {
-        Verdict::Clean
+        Exit::Clean
     })
 }
 

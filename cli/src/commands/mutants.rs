@@ -14,7 +14,7 @@ use sim::scenario::{Expected, Scenario};
 use super::explore::{explore_one, select};
 use crate::cli::{BudgetArgs, Cli, Format, MutantsArgs};
 use crate::report::{ViolationReport, REPORT_FORMAT};
-use crate::{colour, interrupt, Verdict};
+use crate::{colour, interrupt, Exit};
 
 #[derive(Serialize)]
 pub struct MutantReport {
@@ -36,7 +36,7 @@ pub struct MutantReport {
     pub interrupted: bool,
 }
 
-pub fn run(cli: &Cli, args: &MutantsArgs) -> Result<Verdict> {
+pub fn run(cli: &Cli, args: &MutantsArgs) -> Result<Exit> {
     let scenarios = select(&cli.scenario_dir()?, &args.scenarios)?;
     let plan = plan(&scenarios)?;
     interrupt::install();
@@ -69,11 +69,11 @@ pub fn run(cli: &Cli, args: &MutantsArgs) -> Result<Verdict> {
         ),
     }
     Ok(if interrupt::interrupted() {
-        Verdict::Interrupted
+        Exit::Interrupted
     } else if survived > 0 {
-        Verdict::Violation
+        Exit::Violation
     } else {
-        Verdict::Clean
+        Exit::Clean
     })
 }
 

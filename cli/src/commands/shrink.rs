@@ -8,9 +8,9 @@ use sim::shrink::{shrink_with, Shrunk};
 use sim::{RunConfig, RunOutcome, RunResult, Violation};
 
 use crate::cli::ShrinkArgs;
-use crate::Verdict;
+use crate::Exit;
 
-pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
+pub fn run(args: &ShrinkArgs) -> Result<Exit> {
     let mut file = ReplayFile::load(&args.file)?;
     let path = args.file.display().to_string();
     let model = models::registry::build_recorded(&file).with_context(|| path.clone())?;
@@ -27,7 +27,7 @@ pub fn run(args: &ShrinkArgs) -> Result<Verdict> {
     rewrite(&mut file, &found, shrunk);
     file.write_atomic(&args.file)
         .with_context(|| format!("writing {path}"))?;
-    Ok(Verdict::Clean)
+    Ok(Exit::Clean)
 }
 
 /// The run must break the recorded invariant as recorded: a drifted file is not shrunk.

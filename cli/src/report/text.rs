@@ -8,8 +8,31 @@ use std::fmt::Write as _;
 use super::{AuditSummary, GrainCheckReport, ScenarioReport, ViolationReport};
 use crate::colour;
 
-impl ScenarioReport {
-    pub fn render_text(&self) -> String {
+/// A summary file as text (the summary's type is the engine's: `sim::summary_file`).
+pub trait RenderText {
+    fn render_text(&self) -> String;
+}
+
+/// The parts of a summary's text.
+trait Parts {
+    fn header(&self, out: &mut String);
+    fn coverage(&self, out: &mut String);
+    fn pct(&self, out: &mut String);
+    fn outcome_line(&self, out: &mut String);
+}
+
+/// A part of the text written into the summary's.
+trait Section {
+    fn render_text(&self, out: &mut String);
+}
+
+/// A violation's text, which says how rare it was among `runs`.
+trait ViolationText {
+    fn render_text(&self, out: &mut String, runs: u64);
+}
+
+impl RenderText for ScenarioReport {
+    fn render_text(&self) -> String {
         let mut out = String::new();
         self.header(&mut out);
         if self.interrupted {
@@ -41,7 +64,9 @@ impl ScenarioReport {
         out.push('\n');
         out
     }
+}
 
+impl Parts for ScenarioReport {
     /// What was explored, how, and how fast.
     fn header(&self, out: &mut String) {
         let strategy = match self.depth {
@@ -142,7 +167,7 @@ impl ScenarioReport {
     }
 }
 
-impl GrainCheckReport {
+impl Section for GrainCheckReport {
     /// What the access-grain runs found, against what the scenario declares its grain hides.
     fn render_text(&self, out: &mut String) {
         let found = match (&self.invariant, &self.message) {
@@ -168,7 +193,7 @@ impl GrainCheckReport {
     }
 }
 
-impl AuditSummary {
+impl Section for AuditSummary {
     fn render_text(&self, out: &mut String) {
         let verdict = match self.misses.is_empty() {
             true => "nothing missed".to_string(),
@@ -185,7 +210,7 @@ impl AuditSummary {
     }
 }
 
-impl ViolationReport {
+impl ViolationText for ViolationReport {
     /// When it was first found, its schedule as shrunk and as found, and how to replay it.
     fn render_text(&self, out: &mut String, runs: u64) {
         let _ = writeln!(

@@ -8,6 +8,8 @@ use super::Invariant;
 
 type Extract<E, K> = Box<dyn Fn(&E) -> Option<K>>;
 
+/// Everything owed to a receiver (by `owed`) has been delivered (by `delivered`) once the run is
+/// quiescent: a lost message is a violation at the end of the run.
 pub struct EventuallyDelivered<E, K> {
     name: Cow<'static, str>,
     owed: Extract<E, K>,

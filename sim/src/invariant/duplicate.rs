@@ -9,6 +9,7 @@ use super::Invariant;
 
 type Extract<E, K> = Box<dyn Fn(&E) -> Option<(K, bool)>>;
 
+/// Each item is delivered at most once, unless its event marks it as an allowed redelivery.
 pub struct NoDuplicate<E, K> {
     name: Cow<'static, str>,
     extract: Extract<E, K>,

@@ -24,6 +24,8 @@ pub struct FifoPerKey<E, K, L> {
 }
 
 impl<E, K: Ord + Display, L: Display> FifoPerKey<E, K, L> {
+    /// An invariant named `name` over the (key, sequence number, label) triples `extract` takes
+    /// from each event.
     pub fn new(
         name: impl Into<Cow<'static, str>>,
         extract: impl Fn(&E) -> Vec<(K, u64, L)> + 'static,

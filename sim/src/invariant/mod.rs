@@ -11,6 +11,7 @@ pub use fifo::FifoPerKey;
 
 /// A named property of every run.
 pub trait Invariant<E> {
+    /// The invariant's name, as violations and reports give it.
     fn name(&self) -> &str;
 
     /// Judges one event, in history order. `Err` carries the message of the violation.

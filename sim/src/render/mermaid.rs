@@ -73,6 +73,8 @@ impl<'t> Diagram<'t> {
     }
 }
 
+/// A Mermaid sequence diagram of the run: one participant per task and per engine object it
+/// touched.
 pub fn mermaid(trace: &Trace, caption: &Caption<'_>) -> String {
     let d = Diagram::of(trace, 'L');
     let mut out = d.header(caption);

@@ -21,6 +21,7 @@ use crate::trace::{Trace, TraceLine};
 
 /// What a picture is of.
 pub struct Caption<'a> {
+    /// The picture's title (the scenario, run, strategy).
     pub title: &'a str,
     /// The violation's invariant and message, if the run violated.
     pub verdict: Option<(&'a str, &'a str)>,

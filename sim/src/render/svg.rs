@@ -81,6 +81,8 @@ impl<'a> Layout<'a> {
     }
 }
 
+/// A swimlane SVG of the run: one lane per task and per engine object, preemptions and the
+/// violating step highlighted.
 pub fn svg(trace: &Trace, caption: &Caption<'_>) -> String {
     let layout = Layout::of(trace);
     let annotations = Annotations::of(trace);

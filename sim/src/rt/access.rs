@@ -9,17 +9,22 @@ use super::op::ObjId;
 /// unless both only read it or both make commuting updates to it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Access {
+    /// The object accessed.
     pub obj: ObjId,
+    /// How: a read, a commuting update, or a write.
     pub kind: AccessKind,
 }
 
+/// How a step accessed an object: what decides whether two steps on it are dependent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AccessKind {
+    /// Only read it: reads commute with reads.
     Read,
     /// An update that commutes with any other update of the same object, though not with a read
     /// or a write of it: a notify's idempotent permit set, a reader entering or leaving a RwLock
     /// (neither enables nor disables another reader).
     Commuting,
+    /// Changed it in a way that depends on or decides its value: dependent on every other access.
     Write,
 }
 
@@ -80,10 +85,12 @@ impl StepAccesses {
         }
     }
 
+    /// Steps recorded.
     pub fn len(&self) -> usize {
         self.ends.len()
     }
 
+    /// Whether no step was recorded.
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
     }

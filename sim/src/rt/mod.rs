@@ -6,13 +6,14 @@ pub(crate) mod access;
 pub(crate) mod coroutine;
 pub(crate) mod digest;
 pub(crate) mod execution;
+pub(crate) mod model_task;
 pub(crate) mod op;
+pub(crate) mod point;
 pub(crate) mod run_cell;
 pub(crate) mod state;
 pub(crate) mod step_bound;
 pub(crate) mod sync_point;
 pub(crate) mod task;
-pub(crate) mod waits;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -113,7 +114,7 @@ pub(crate) fn in_run() -> bool {
 /// Installs `exec` as this thread's current execution until the guard drops.
 pub(crate) fn enter(exec: Rc<RefCell<Execution>>) -> EnterGuard {
     TRACKS_VALUES.with(|t| t.set(exec.borrow().tracks_values()));
-    KEEPS_TRACE.with(|t| t.set(exec.borrow().trace.is_some()));
+    KEEPS_TRACE.with(|t| t.set(exec.borrow().keeps_trace()));
     let serial = RUN_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
     RUN_ID.with(|id| id.set(serial));
     CURRENT.with(|cur| cur.set(Rc::as_ptr(&exec)));

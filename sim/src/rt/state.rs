@@ -89,7 +89,7 @@ impl ValueState {
         for (i, t) in tasks.iter().enumerate() {
             // A finished task has no future: what it observed no longer matters (its events
             // still do).
-            let local = match t.finished {
+            let local = match t.state.is_finished() {
                 true => u64::MAX,
                 false => self.tasks.get(i).copied().unwrap_or(0),
             };

@@ -23,6 +23,7 @@ pub(crate) struct StepBound {
 }
 
 impl StepBound {
+    /// A bound of `max_steps` steps, no yield seen yet.
     pub fn new(max_steps: usize) -> Self {
         StepBound {
             max_steps,

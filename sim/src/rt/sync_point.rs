@@ -1,9 +1,11 @@
 //! Scheduling points inside synchronous code (an atomic load, a `try_send`): the running task
-//! parks in the middle of a poll, which only a stackful task can do (see `rt::coroutine`).
+//! parks in the middle of a poll, which only a stackful task can do (see `rt::coroutine`). All
+//! of them are here: the point itself, and the access-grain points the primitives place.
 
 use super::access::AccessKind;
+use super::coroutine;
 use super::op::Op;
-use super::task::{sync_point_labeled, Label};
+use super::task::Label;
 use super::{with_exec, ObjId};
 use crate::model::Grain;
 
@@ -23,7 +25,51 @@ pub(crate) fn at_access_grain(op: Op) {
 }
 
 fn labeled_at_access_grain(op: Op, label: Option<Label>) {
-    if super::coroutine::in_stackful() && with_exec(|ex| ex.grain == Grain::Access) {
+    if super::coroutine::in_stackful() && with_exec(|ex| ex.grain() == Grain::Access) {
         sync_point_labeled(op, label);
     }
+}
+
+/// A synchronous scheduling point: the running task parks on `op` in the middle of its poll,
+/// which only a stackful task can do; in any other task it is not a scheduling point. Returns
+/// the value drawn when `op` is a `choose`.
+pub(crate) fn sync_point(op: Op) -> usize {
+    sync_point_labeled(op, None)
+}
+
+/// `sync_point`, with the step named in traces by `label` and its object ("lock mutex#1")
+/// rather than by the engine's operation ("write mutex#1").
+pub(crate) fn sync_point_labeled(op: Op, label: Option<Label>) -> usize {
+    // A task unwinding from a panic does not park: its panic ends the run (or reaches its
+    // joiner) whatever the others do, and a destructor must not wait on the baton mid-unwind.
+    if !coroutine::in_stackful() || std::thread::panicking() {
+        return 0;
+    }
+    let requested = with_exec(|ex| {
+        if ex.is_over() {
+            return None;
+        }
+        // A lazy point's request in this poll gives way: it asks again when next polled.
+        ex.clear_request();
+        let token = ex.request(op);
+        if let Some(me) = ex.current() {
+            ex.tasks[me.0].label = label;
+        }
+        token
+    });
+    let Some(token) = requested else {
+        // The run is over: the task goes no further (it is unwound, never resumed), rather
+        // than run on through points that no longer park it.
+        coroutine::suspend();
+        return 0;
+    };
+    coroutine::suspend();
+    with_exec(|ex| {
+        let Some(me) = ex.current() else { return 0 };
+        let task = &mut ex.tasks[me.0];
+        if task.parked_token == Some(token) {
+            task.parked_token = None;
+        }
+        task.choice
+    })
 }

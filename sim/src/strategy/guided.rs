@@ -4,10 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use super::{PickView, Stop, Strategy};
+use super::{PickView, RunNeeds, Stop, Strategy};
 use crate::rt::TaskId;
 use crate::schedule::Decision;
 
+/// Where a guided run switches tasks, and the values it takes for choices.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Switches {
     /// Step -> the task to switch to there.
@@ -39,12 +40,14 @@ impl Switches {
     }
 }
 
+/// The shrinker's strategy (see the module docs).
 pub struct Guided {
     switches: Switches,
     next_choice: usize,
 }
 
 impl Guided {
+    /// A strategy that follows `switches` and otherwise keeps running the current task.
     pub fn new(switches: Switches) -> Self {
         Guided {
             switches,
@@ -54,8 +57,9 @@ impl Guided {
 }
 
 impl Strategy for Guided {
-    fn begin_run(&mut self, _run: u64) {
+    fn begin_run(&mut self, _run: u64) -> RunNeeds {
         self.next_choice = 0;
+        RunNeeds::SEARCH
     }
 
     fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {

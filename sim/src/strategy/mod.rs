@@ -59,26 +59,32 @@ pub struct PickView<'a> {
     /// The objects the step just taken accessed (recorded only with `RunConfig::record_accesses`).
     pub prev_accesses: &'a [crate::run::Access],
     /// Computes a fingerprint of the run's state by value (only for a strategy that
-    /// `wants_value_state`; on demand, since it costs a pass over every object and task).
+    /// asked for it, `RunNeeds::value_state`; on demand, since it costs a pass over every
+    /// object and task).
     pub(crate) state_of: Option<&'a dyn Fn() -> u64>,
     pub(crate) names: &'a dyn Fn(TaskId) -> &'a str,
 }
 
 impl PickView<'_> {
-    /// The fingerprint of the run's state by value, if the strategy `wants_value_state`.
+    /// The fingerprint of the run's state by value, if the strategy asked for it
+    /// (`RunNeeds::value_state`).
     pub fn state(&self) -> Option<u64> {
         self.state_of.map(|f| f())
     }
 
+    /// The name of task `task` (stable across runs: what replay files record).
     pub fn name(&self, task: TaskId) -> &str {
         (self.names)(task)
     }
 }
 
-/// Decides every interleaving and every data choice of a run.
+/// Decides every interleaving and every data choice of a run. Every strategy answers these;
+/// what only a search knows (how far it got, what it pruned) is one question, `progress`, so
+/// that a sampler need not say "nothing" seven times over (shuttle's `Scheduler` has three).
 pub trait Strategy {
-    /// Prepares run number `run`; all randomness of the run derives from (seed, run).
-    fn begin_run(&mut self, run: u64);
+    /// Prepares run number `run`; all randomness of the run derives from (seed, run). Says what
+    /// the run needs of the engine, which may differ run by run (the plan takes turns).
+    fn begin_run(&mut self, run: u64) -> RunNeeds;
 
     /// Picks the task that runs next.
     fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop>;
@@ -86,55 +92,75 @@ pub trait Strategy {
     /// Picks a value in `0..n` for the task that just called `choose(n)`.
     fn pick_value(&mut self, step: usize, n: usize) -> Result<usize, Stop>;
 
-    /// Whether the runs should keep a fingerprint of their state by value for `PickView::state`
-    /// (costs a hash of every change to an engine object).
-    fn wants_value_state(&self) -> bool {
-        false
-    }
-
-    /// Whether this run may jump its clock ahead of a task that can still run
-    /// (`Model::clock_jumps`). Sampling strategies say no: the clock would compete with every
-    /// task at every decision and jump early in nearly every run, starving the schedules
-    /// without a jump; the systematic searches explore jumps within their bound.
-    fn jumps_clock(&self) -> bool {
-        true
-    }
-
     /// Called when a run ends, with its result.
     fn end_run(&mut self, _run: &crate::RunResult) {}
 
-    /// Whether the strategy has nothing left to explore (exhaustive strategies only).
-    fn exhausted(&self) -> bool {
-        false
+    /// How far the search has got (exhaustive strategies and the plan; a sampler never ends
+    /// by itself, prunes nothing and counts every run).
+    fn progress(&self) -> SearchProgress<'_> {
+        SearchProgress::SAMPLING
     }
+}
 
+/// What a run needs of the engine, as its strategy says when it begins (`Strategy::begin_run`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunNeeds {
+    /// Keep a fingerprint of the run's state by value for `PickView::state` (costs a hash of
+    /// every change to an engine object).
+    pub value_state: bool,
+    /// The run may jump its clock ahead of a task that can still run (`Model::clock_jumps`).
+    /// Sampling strategies say no: the clock would compete with every task at every decision
+    /// and jump early in nearly every run, starving the schedules without a jump; the
+    /// systematic searches explore jumps within their bound.
+    pub clock_jumps: bool,
+}
+
+impl RunNeeds {
+    /// A systematic search's run by trace: clock jumps within its bound, no state by value.
+    pub const SEARCH: RunNeeds = RunNeeds {
+        value_state: false,
+        clock_jumps: true,
+    };
+    /// A sampled run keeps tokio's paused clock, and needs no state by value.
+    pub const SAMPLE: RunNeeds = RunNeeds {
+        value_state: false,
+        clock_jumps: false,
+    };
+}
+
+/// How far a search has got (`Strategy::progress`), read after each run.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchProgress<'a> {
+    /// Nothing is left to explore (exhaustive strategies only).
+    pub exhausted: bool,
     /// Runs cut short because they could only repeat an equivalent schedule (sleep sets).
-    fn pruned(&self) -> u64 {
-        0
-    }
-
-    /// Whether a preemption bound kept the search from some schedule (exhaustive strategies
-    /// only): a bounded search that ends without having cut one has explored them all.
-    fn cut_by_bound(&self) -> bool {
-        false
-    }
-
+    pub pruned: u64,
+    /// A preemption bound kept the search from some schedule: a bounded search that ends
+    /// without having cut one has explored them all.
+    pub cut_by_bound: bool,
+    /// The run that just ended is this exploration's to count (a split DFS walks into
+    /// subtrees that other jobs or shards explore).
+    pub counts_last_run: bool,
     /// A sample of the branches a reduction pruned, and how many it pruned (DFS with
     /// `Dfs::sampling_pruned`).
-    fn pruned_branches(&self) -> (Vec<Branch>, u64) {
-        (Vec::new(), 0)
-    }
-
-    /// Whether the run that just ended is this exploration's to count (a split DFS walks
-    /// into subtrees that other jobs or shards explore).
-    fn counts_last_run(&self) -> bool {
-        true
-    }
-
+    pub pruned_sample: &'a [Branch],
+    /// How many branches the reduction pruned in all (`pruned_sample` is a sample of them).
+    pub pruned_branches: u64,
     /// The default plan's progress (its strategy only).
-    fn plan_progress(&self) -> Option<PlanProgress> {
-        None
-    }
+    pub plan: Option<PlanProgress>,
+}
+
+impl SearchProgress<'_> {
+    /// A sampler's: never exhausted, nothing pruned or cut, every run counted.
+    pub const SAMPLING: SearchProgress<'static> = SearchProgress {
+        exhausted: false,
+        pruned: 0,
+        cut_by_bound: false,
+        counts_last_run: true,
+        pruned_sample: &[],
+        pruned_branches: 0,
+        plan: None,
+    };
 }
 
 /// How DFS avoids exploring schedules equivalent to ones it has explored.
@@ -162,6 +188,7 @@ impl Reduction {
         Reduction::VisitedStates
     }
 
+    /// The name the command line and summary files use (`none`, `partial-order`, `visited-states`).
     pub fn name(self) -> &'static str {
         match self {
             Reduction::None => "none",
@@ -198,17 +225,24 @@ pub enum StrategyKind {
     /// Uniform over enabled tasks at every step.
     Random,
     /// Probabilistic concurrency testing with `depth` - 1 priority change points.
-    Pct { depth: usize },
+    Pct {
+        /// The bug depth d the search targets (d - 1 change points a run).
+        depth: usize,
+    },
     /// Random and PCT at several depths, round-robin across runs.
     Portfolio,
     /// Exhaustive depth-first search, optionally preemption-bounded, reduced or plain.
     Dfs {
+        /// At most this many preemptions a schedule (`None`: every schedule).
         preemption_bound: Option<usize>,
+        /// How the search skips schedules equivalent to explored ones.
         reduction: Reduction,
     },
 }
 
 impl StrategyKind {
+    /// The name the command line, scenario files and reports use (`default`, `random`, `pct`,
+    /// `dfs`, `portfolio`).
     pub fn name(&self) -> &'static str {
         match self {
             StrategyKind::Default => "default",
@@ -234,6 +268,7 @@ impl StrategyKind {
         }
     }
 
+    /// PCT's bug depth, for PCT.
     pub fn depth(&self) -> Option<usize> {
         match self {
             StrategyKind::Pct { depth } => Some(*depth),

@@ -10,9 +10,10 @@ use rand::seq::index::sample;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{run_rng, PickView, Stop, Strategy};
+use super::{run_rng, PickView, RunNeeds, Stop, Strategy};
 use crate::rt::TaskId;
 
+/// The PCT strategy (see the module docs).
 pub struct Pct {
     seed: u64,
     depth: usize,
@@ -25,6 +26,8 @@ pub struct Pct {
 }
 
 impl Pct {
+    /// PCT for bugs of depth `depth`, with its change points placed within `steps` steps (the
+    /// estimated run length), seeded by `seed` and the run's index.
     pub fn new(seed: u64, depth: usize, steps: usize) -> Self {
         let mut pct = Pct {
             seed,
@@ -55,12 +58,8 @@ impl Pct {
 }
 
 impl Strategy for Pct {
-    /// A sample keeps tokio's paused clock (see `Strategy::jumps_clock`).
-    fn jumps_clock(&self) -> bool {
-        false
-    }
-
-    fn begin_run(&mut self, run: u64) {
+    /// A sample keeps tokio's paused clock (see `RunNeeds::clock_jumps`).
+    fn begin_run(&mut self, run: u64) -> RunNeeds {
         self.rng = run_rng(self.seed, run);
         self.priorities.clear();
         let changes = self.depth - 1;
@@ -77,6 +76,7 @@ impl Strategy for Pct {
             .enumerate()
             .map(|(i, step)| (step + 1, (changes - i) as u64 - 1))
             .collect();
+        RunNeeds::SAMPLE
     }
 
     fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {

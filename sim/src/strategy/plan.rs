@@ -9,7 +9,9 @@
 //! within 2n counted runs, and a bug that needs an exact interleaving (which sampling misses)
 //! is found by the enumeration.
 
-use super::{Branch, Dfs, PickView, Portfolio, Reduction, Stop, Strategy, StrategyKind};
+use super::{
+    Dfs, PickView, Portfolio, Reduction, RunNeeds, SearchProgress, Stop, Strategy, StrategyKind,
+};
 use crate::rt::TaskId;
 use crate::run::RunOutcome;
 
@@ -20,6 +22,8 @@ enum Turn {
     Sample,
 }
 
+/// The default plan's strategy (`StrategyKind::Default`): a bounded DFS, deepening level by level,
+/// and the portfolio, taking turns run by run.
 pub struct Plan {
     dfs: Dfs,
     sample: Portfolio,
@@ -49,6 +53,8 @@ const PRUNED_PER_TURN: u64 = 32;
 const LAST_BOUNDED_LEVEL: usize = 2;
 
 impl Plan {
+    /// The plan: its DFS reduced by `reduction` (by value when `by_value`), its portfolio seeded by
+    /// `seed` with PCT's change points within `steps`.
     pub fn new(seed: u64, steps: usize, reduction: Reduction, by_value: bool) -> Self {
         let mut plan = Plan {
             dfs: Dfs::new(Some(0), reduction),
@@ -99,7 +105,7 @@ impl Plan {
 }
 
 impl Strategy for Plan {
-    fn begin_run(&mut self, run: u64) {
+    fn begin_run(&mut self, run: u64) -> RunNeeds {
         if self.complete {
             self.turn = Turn::Sample;
         }
@@ -107,8 +113,11 @@ impl Strategy for Plan {
             Turn::Dfs => self.dfs.begin_run(run),
             // The portfolio's own run numbers: its n-th run here is the n-th run it would make
             // alone (which of its strategies, which random stream), so the plan finds what it
-            // finds within twice its runs.
-            Turn::Sample => self.sample.begin_run(self.sample_runs),
+            // finds within twice its runs. (Its runs never keep state by value.)
+            Turn::Sample => RunNeeds {
+                value_state: false,
+                ..self.sample.begin_run(self.sample_runs)
+            },
         }
     }
 
@@ -120,20 +129,6 @@ impl Strategy for Plan {
         self.active().pick_value(step, n)
     }
 
-    fn wants_value_state(&self) -> bool {
-        match self.turn {
-            Turn::Dfs => self.dfs.wants_value_state(),
-            Turn::Sample => false,
-        }
-    }
-
-    fn jumps_clock(&self) -> bool {
-        match self.turn {
-            Turn::Dfs => self.dfs.jumps_clock(),
-            Turn::Sample => self.sample.jumps_clock(),
-        }
-    }
-
     fn end_run(&mut self, run: &crate::RunResult) {
         self.active().end_run(run);
         match self.turn {
@@ -142,14 +137,15 @@ impl Strategy for Plan {
                     preemption_bound: self.bound,
                     reduction: self.reduction,
                 };
-                self.last_counted = run.outcome != RunOutcome::Pruned && self.dfs.counts_last_run();
+                let dfs = self.dfs.progress();
+                self.last_counted = run.outcome != RunOutcome::Pruned && dfs.counts_last_run;
                 if self.last_counted {
                     self.dfs_runs += 1;
                 }
-                if self.dfs.exhausted() {
-                    self.pruned_before += self.dfs.pruned();
+                if dfs.exhausted {
+                    self.pruned_before += dfs.pruned;
                     match self.bound {
-                        Some(k) if self.dfs.cut_by_bound() => {
+                        Some(k) if dfs.cut_by_bound => {
                             self.finished_bound = Some(k);
                             self.bound = (k < LAST_BOUNDED_LEVEL).then_some(k + 1);
                             self.dfs = self.level(self.bound);
@@ -177,38 +173,33 @@ impl Strategy for Plan {
         }
     }
 
-    /// Every schedule explored: a DFS level finished without its bound cutting anything.
-    fn exhausted(&self) -> bool {
-        self.complete
-    }
-
-    fn pruned(&self) -> u64 {
-        self.pruned_before + if self.complete { 0 } else { self.dfs.pruned() }
-    }
-
-    fn pruned_branches(&self) -> (Vec<Branch>, u64) {
-        self.dfs.pruned_branches()
-    }
-
-    fn counts_last_run(&self) -> bool {
-        self.last_counted
-    }
-
-    fn plan_progress(&self) -> Option<PlanProgress> {
-        Some(PlanProgress {
-            dfs_runs: self.dfs_runs,
-            sample_runs: self.sample_runs,
-            finished_bound: self.finished_bound,
-            complete: self.complete,
-            last_by: self.last_by,
-        })
+    /// Every schedule explored once a DFS level finished without its bound cutting anything;
+    /// the pruned runs of every level so far; the sample of the level in progress.
+    fn progress(&self) -> SearchProgress<'_> {
+        let dfs = self.dfs.progress();
+        SearchProgress {
+            exhausted: self.complete,
+            pruned: self.pruned_before + if self.complete { 0 } else { dfs.pruned },
+            cut_by_bound: false,
+            counts_last_run: self.last_counted,
+            plan: Some(PlanProgress {
+                dfs_runs: self.dfs_runs,
+                sample_runs: self.sample_runs,
+                finished_bound: self.finished_bound,
+                complete: self.complete,
+                last_by: self.last_by,
+            }),
+            ..dfs
+        }
     }
 }
 
-/// How far the plan has got (`Strategy::plan_progress`).
+/// How far the plan has got (`SearchProgress::plan`).
 #[derive(Clone, Copy, Debug)]
 pub struct PlanProgress {
+    /// Runs of the DFS, counted (not those its reduction cut short).
     pub dfs_runs: u64,
+    /// Runs of the portfolio.
     pub sample_runs: u64,
     /// The deepest DFS level finished: every schedule within that many preemptions.
     pub finished_bound: Option<usize>,

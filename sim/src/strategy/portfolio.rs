@@ -2,19 +2,21 @@
 //! like any other run, so each run still reproduces alone. Random finds shallow bugs in a few
 //! runs; PCT at several depths covers the deeper orderings without guessing the depth.
 
-use super::{Pct, PickView, Random, Stop, Strategy};
+use super::{Pct, PickView, Random, RunNeeds, Stop, Strategy};
 use crate::rt::TaskId;
 use crate::run::RunResult;
 
 /// PCT depths in the portfolio, after uniform random.
 pub const PORTFOLIO_DEPTHS: [usize; 3] = [2, 3, 5];
 
+/// Random and PCT at several depths, one per run in turn (see the module docs).
 pub struct Portfolio {
     members: Vec<Box<dyn Strategy>>,
     active: usize,
 }
 
 impl Portfolio {
+    /// The portfolio seeded by `seed`, its PCT members' change points within `steps` steps.
     pub fn new(seed: u64, steps: usize) -> Self {
         let mut members: Vec<Box<dyn Strategy>> = vec![Box::new(Random::new(seed))];
         for depth in PORTFOLIO_DEPTHS {
@@ -25,9 +27,9 @@ impl Portfolio {
 }
 
 impl Strategy for Portfolio {
-    fn begin_run(&mut self, run: u64) {
+    fn begin_run(&mut self, run: u64) -> RunNeeds {
         self.active = (run % self.members.len() as u64) as usize;
-        self.members[self.active].begin_run(run);
+        self.members[self.active].begin_run(run)
     }
 
     fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {
@@ -40,9 +42,5 @@ impl Strategy for Portfolio {
 
     fn end_run(&mut self, run: &RunResult) {
         self.members[self.active].end_run(run);
-    }
-
-    fn jumps_clock(&self) -> bool {
-        self.members[self.active].jumps_clock()
     }
 }

@@ -3,15 +3,17 @@
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{run_rng, PickView, Stop, Strategy};
+use super::{run_rng, PickView, RunNeeds, Stop, Strategy};
 use crate::rt::TaskId;
 
+/// Uniformly random scheduling (see the module docs).
 pub struct Random {
     seed: u64,
     rng: ChaCha8Rng,
 }
 
 impl Random {
+    /// Random scheduling seeded by `seed` and each run's index.
     pub fn new(seed: u64) -> Self {
         Random {
             seed,
@@ -21,13 +23,10 @@ impl Random {
 }
 
 impl Strategy for Random {
-    /// A sample keeps tokio's paused clock (see `Strategy::jumps_clock`).
-    fn jumps_clock(&self) -> bool {
-        false
-    }
-
-    fn begin_run(&mut self, run: u64) {
+    /// A sample keeps tokio's paused clock (see `RunNeeds::clock_jumps`).
+    fn begin_run(&mut self, run: u64) -> RunNeeds {
         self.rng = run_rng(self.seed, run);
+        RunNeeds::SAMPLE
     }
 
     fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {

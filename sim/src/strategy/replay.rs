@@ -4,10 +4,11 @@
 use std::collections::HashMap;
 
 use super::livelock::{self, PathStep};
-use super::{PickView, Stop, Strategy};
+use super::{PickView, RunNeeds, Stop, Strategy};
 use crate::rt::TaskId;
 use crate::schedule::{Decision, Divergence};
 
+/// Follows a recorded decision list strictly (see the module docs).
 pub struct Replay {
     decisions: Vec<Decision>,
     next: usize,
@@ -86,16 +87,16 @@ impl Replay {
 }
 
 impl Strategy for Replay {
-    fn begin_run(&mut self, _run: u64) {
+    fn begin_run(&mut self, _run: u64) -> RunNeeds {
         self.next = 0;
         self.seen.clear();
         self.path.clear();
         self.states.clear();
         self.confirming = None;
-    }
-
-    fn wants_value_state(&self) -> bool {
-        self.watch_states
+        RunNeeds {
+            value_state: self.watch_states,
+            ..RunNeeds::SEARCH
+        }
     }
 
     fn pick_task(&mut self, view: &PickView<'_>) -> Result<TaskId, Stop> {

@@ -64,6 +64,7 @@ pub struct TraceState {
 }
 
 impl TraceState {
+    /// Forgets the state, for the next run.
     pub fn reset(&mut self) {
         self.objects.clear();
         self.tasks.clear();
@@ -122,7 +123,9 @@ impl TraceState {
 /// A set of tasks, by number: a bit mask up to task 63, a longer one past it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TaskSet {
+    /// Tasks 0 to 63, as a bit mask.
     Small(u64),
+    /// Any tasks, as bit-mask words (task t is bit t mod 64 of word t / 64).
     Large(Box<[u64]>),
 }
 
@@ -133,6 +136,7 @@ impl Default for TaskSet {
 }
 
 impl TaskSet {
+    /// The set of `tasks`.
     pub fn of(tasks: impl IntoIterator<Item = usize>) -> TaskSet {
         let mut words: Vec<u64> = vec![0];
         for t in tasks {
@@ -161,12 +165,14 @@ impl TaskSet {
         }
     }
 
+    /// Whether `task` is in the set.
     pub fn contains(&self, task: usize) -> bool {
         self.words()
             .get(task / 64)
             .is_some_and(|w| w >> (task % 64) & 1 == 1)
     }
 
+    /// Whether the set has no task.
     pub fn is_empty(&self) -> bool {
         self.words().iter().all(|w| *w == 0)
     }

@@ -9,15 +9,17 @@ use std::hash::Hash;
 use crate::model::Grain;
 use crate::rt::access::AccessKind;
 use crate::rt::op::{AtomicOp, ObjState, Op};
-use crate::rt::task::point;
+use crate::rt::point::point;
 use crate::rt::{report_observed, report_value, with_exec, ObjId};
 
+/// An atomic value (see the module docs): each operation a scheduling point at access grain.
 pub struct Atomic<T> {
     id: ObjId,
     value: Cell<T>,
 }
 
 impl<T: Copy + PartialEq + Hash + Debug + 'static> Atomic<T> {
+    /// An atomic named `name` (in traces) holding `value`.
     pub fn new(name: impl Into<Cow<'static, str>>, value: T) -> Self {
         let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Atomic));
         report_value(id, &value);
@@ -29,7 +31,7 @@ impl<T: Copy + PartialEq + Hash + Debug + 'static> Atomic<T> {
 
     /// Returns whether the access is a traced step (its effect is then noted on it).
     async fn access(&self, op: AtomicOp) -> bool {
-        let point_here = with_exec(|ex| ex.grain == Grain::Access);
+        let point_here = with_exec(|ex| ex.grain() == Grain::Access);
         if point_here {
             point(Op::Atomic(self.id, op)).await;
         }
@@ -40,7 +42,7 @@ impl<T: Copy + PartialEq + Hash + Debug + 'static> Atomic<T> {
         };
         with_exec(|ex| {
             ex.access(self.id, kind);
-            point_here && ex.trace.is_some()
+            point_here && ex.keeps_trace()
         })
     }
 
@@ -50,6 +52,7 @@ impl<T: Copy + PartialEq + Hash + Debug + 'static> Atomic<T> {
         }
     }
 
+    /// Reads the value.
     pub async fn load(&self) -> T {
         let traced = self.access(AtomicOp::Load).await;
         let v = self.value.get();
@@ -58,6 +61,7 @@ impl<T: Copy + PartialEq + Hash + Debug + 'static> Atomic<T> {
         v
     }
 
+    /// Writes `value`.
     pub async fn store(&self, value: T) {
         let traced = self.access(AtomicOp::Store).await;
         self.set(value);
@@ -91,6 +95,7 @@ impl<T: Copy + PartialEq + Hash + Debug + 'static> Atomic<T> {
 }
 
 impl Atomic<usize> {
+    /// Adds `n`; returns the previous value.
     pub async fn fetch_add(&self, n: usize) -> usize {
         let traced = self.access(AtomicOp::FetchAdd).await;
         let prev = self.value.get();
@@ -100,6 +105,7 @@ impl Atomic<usize> {
         prev
     }
 
+    /// Subtracts `n`; returns the previous value.
     pub async fn fetch_sub(&self, n: usize) -> usize {
         let traced = self.access(AtomicOp::FetchSub).await;
         let prev = self.value.get();

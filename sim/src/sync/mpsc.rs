@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use crate::rt::access::AccessKind;
 use crate::rt::op::{ObjState, Op};
+use crate::rt::point::point;
 use crate::rt::run_cell::RunCell;
-use crate::rt::task::point;
 use crate::rt::{report_observed, report_value, with_exec, ObjId};
 
 /// The queue sits in a `RunCell` (only its own run touches it, for one statement at a time), so
@@ -65,6 +65,7 @@ pub fn channel<T: Hash>(
     (Sender { chan: chan.clone() }, Receiver { chan })
 }
 
+/// The sending half of a channel (see the module docs); clones share the channel.
 pub struct Sender<T> {
     chan: Arc<Chan<T>>,
 }
@@ -79,6 +80,7 @@ impl<T> Clone for Sender<T> {
 
 /// `try_send` found the channel full; the message comes back.
 pub enum TrySendError<T> {
+    /// The channel was full.
     Full(T),
 }
 
@@ -129,11 +131,13 @@ impl<T: Hash> Sender<T> {
         self.chan.observed_len()
     }
 
+    /// Whether the channel holds no message (a plain read, as `len`).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
 
+/// The receiving half of a channel (see the module docs).
 pub struct Receiver<T> {
     chan: Arc<Chan<T>>,
 }
@@ -187,6 +191,7 @@ impl<T: Hash> Receiver<T> {
         self.chan.observed_len()
     }
 
+    /// Whether the channel holds no message (a plain read, as `len`).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

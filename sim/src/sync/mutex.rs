@@ -8,7 +8,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::PoisonError;
 
 use crate::rt::op::{ObjState, Op};
-use crate::rt::task::point;
+use crate::rt::point::point;
 use crate::rt::{report_opaque, report_value, try_with_exec, with_exec, ObjId};
 
 /// The data sits in a `std::sync::Mutex`, never contended (one task runs at a time), so that a
@@ -44,6 +44,8 @@ impl<T> Mutex<T> {
         }
     }
 
+    /// Waits for the lock and takes it: a scheduling point, at which the task blocks while another
+    /// holds it.
     pub async fn lock(&self) -> MutexGuard<'_, T> {
         point(Op::Lock(self.id)).await;
         self.acquire()
@@ -55,11 +57,11 @@ impl<T> Mutex<T> {
     /// and a held one is reported as a deadlock.
     pub fn lock_sync(&self) -> MutexGuard<'_, T> {
         if crate::rt::coroutine::in_stackful() {
-            crate::rt::task::sync_point(Op::Lock(self.id));
+            crate::rt::sync_point::sync_point(Op::Lock(self.id));
         } else {
             with_exec(|ex| {
                 if ex.is_held(self.id) {
-                    let name = &ex.objects[self.id.0].name;
+                    let name = ex.object_name(self.id);
                     let message = format!(
                         "{name} is held and a stackless task cannot wait for it synchronously"
                     );
@@ -90,7 +92,7 @@ impl<T> Mutex<T> {
     #[inline]
     fn acquire(&self) -> MutexGuard<'_, T> {
         with_exec(|ex| {
-            let owner = ex.current.map(|t| t.0);
+            let owner = ex.current().map(|t| t.0);
             *ex.state_mut(self.id) = ObjState::Mutex { owner };
             ex.observe_value(self.id);
         });
@@ -102,6 +104,7 @@ impl<T> Mutex<T> {
     }
 }
 
+/// A held lock: released (and the value's state reported) when dropped.
 pub struct MutexGuard<'a, T> {
     id: ObjId,
     data: std::sync::MutexGuard<'a, T>,

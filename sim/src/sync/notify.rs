@@ -2,20 +2,23 @@
 //! notification with nobody waiting is kept for the next waiter, several coalesce into one.
 
 use crate::rt::op::{ObjState, Op};
-use crate::rt::task::point;
+use crate::rt::point::point;
 use crate::rt::{with_exec, ObjId};
 use std::borrow::Cow;
 
+/// A notify (see the module docs).
 pub struct Notify {
     id: ObjId,
 }
 
 impl Notify {
+    /// A notify named `name` (in traces), without a permit.
     pub fn new(name: impl Into<Cow<'static, str>>) -> Self {
         let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Notify { permit: false }));
         Notify { id }
     }
 
+    /// Wakes one waiter, or stores the permit for the next one if nobody waits.
     pub async fn notify_one(&self) {
         point(Op::Notify(self.id)).await;
         with_exec(|ex| *ex.state_commuting(self.id) = ObjState::Notify { permit: true });

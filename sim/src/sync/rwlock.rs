@@ -7,7 +7,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::{PoisonError, TryLockError};
 
 use crate::rt::op::{ObjState, Op};
-use crate::rt::task::point;
+use crate::rt::point::point;
 use crate::rt::{report_value, try_with_exec, with_exec, ObjId};
 
 /// The data sits in a `std::sync::RwLock`, never contended (the engine lets a task in only
@@ -27,6 +27,7 @@ fn granted<G>(taken: Result<G, TryLockError<G>>) -> G {
 }
 
 impl<T: Hash> RwLock<T> {
+    /// A reader-writer lock named `name` (in traces) holding `value`.
     pub fn new(name: impl Into<Cow<'static, str>>, value: T) -> Self {
         let state = ObjState::RwLock {
             readers: 0,
@@ -40,6 +41,7 @@ impl<T: Hash> RwLock<T> {
         }
     }
 
+    /// Takes a shared read lock, waiting while it cannot be had.
     pub async fn read(&self) -> RwLockReadGuard<'_, T> {
         point(Op::ReadLock(self.id)).await;
         with_exec(|ex| {
@@ -55,10 +57,11 @@ impl<T: Hash> RwLock<T> {
         }
     }
 
+    /// Takes the exclusive write lock, waiting while it cannot be had.
     pub async fn write(&self) -> RwLockWriteGuard<'_, T> {
         point(Op::WriteLock(self.id)).await;
         with_exec(|ex| {
-            let me = ex.current.map(|t| t.0);
+            let me = ex.current().map(|t| t.0);
             if let ObjState::RwLock { writer, .. } = ex.state_mut(self.id) {
                 *writer = me;
             }
@@ -72,6 +75,7 @@ impl<T: Hash> RwLock<T> {
     }
 }
 
+/// A held read lock: released when dropped.
 pub struct RwLockReadGuard<'a, T> {
     id: ObjId,
     data: std::sync::RwLockReadGuard<'a, T>,
@@ -95,6 +99,7 @@ impl<T> Drop for RwLockReadGuard<'_, T> {
     }
 }
 
+/// A held write lock: released when dropped.
 pub struct RwLockWriteGuard<'a, T> {
     id: ObjId,
     data: std::sync::RwLockWriteGuard<'a, T>,

@@ -18,12 +18,14 @@ use crate::rt::run_cell::RunCell;
 use crate::rt::task::Label;
 use crate::rt::{report_value, with_exec, ObjId};
 
+/// Plain state shared between tasks (see the module docs).
 pub struct Shared<T> {
     id: ObjId,
     value: RunCell<T>,
 }
 
 impl<T: Hash> Shared<T> {
+    /// Shared state named `name` (in traces) holding `value`.
     pub fn new(name: impl Into<Cow<'static, str>>, value: T) -> Self {
         let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Atomic));
         report_value(id, &value);
@@ -95,7 +97,7 @@ impl<T: Hash> Shared<T> {
     /// The running task now holds this object (a lock, a permit): a deadlock names it.
     pub fn held(&self) {
         crate::rt::try_with_exec(|ex| {
-            if let Some(me) = ex.current {
+            if let Some(me) = ex.current() {
                 ex.hold(self.id, me.0);
             }
         });
@@ -109,7 +111,7 @@ impl<T: Hash> Shared<T> {
     /// The running task gives this object back (see `held`).
     pub fn released(&self) {
         crate::rt::try_with_exec(|ex| {
-            if let Some(me) = ex.current {
+            if let Some(me) = ex.current() {
                 ex.unhold(self.id, me.0);
             }
         });

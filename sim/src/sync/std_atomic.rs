@@ -37,7 +37,7 @@ impl Tracked {
         };
         with_exec(|ex| {
             ex.access(self.id, kind);
-            ex.trace.is_some()
+            ex.keeps_trace()
         })
     }
 

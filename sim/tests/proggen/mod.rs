@@ -453,6 +453,43 @@ struct Env {
 impl Program {
     /// Creates the objects, spawns the tasks, returns the monitor (`Model::start`).
     pub fn start(&self) -> Rc<dyn Monitor> {
+        let env = self.objects();
+        for (name, body) in &self.tasks {
+            sim::spawn(
+                name.clone(),
+                run_block(env.clone(), body.clone(), [0; REGS]),
+            );
+        }
+        env.history.monitor()
+    }
+
+    /// The program as a user test's body (`braid::check`, issue 30 item 2: the differential
+    /// "written as user tests"): the objects made and the tasks spawned by the test's main
+    /// task, which waits for them and returns the final values of the atomics and mutexes.
+    /// The invariants are watched as a user's `Log` is (`sim::watch`).
+    pub async fn run_as_test(&self) -> Vec<usize> {
+        let env = self.objects();
+        sim::watch(env.history.monitor());
+        let tasks: Vec<_> = self
+            .tasks
+            .iter()
+            .map(|(name, body)| {
+                let run = run_block(env.clone(), body.clone(), [0; REGS]);
+                sim::task::spawn_joinable(name.clone(), run)
+            })
+            .collect();
+        for task in tasks {
+            let _ = task.await;
+        }
+        let mut finals: Vec<usize> = env.atomics.iter().map(|a| a.peek()).collect();
+        for m in &env.mutexes {
+            finals.push(*m.lock().await);
+        }
+        finals
+    }
+
+    /// The program's objects, fresh for a run.
+    fn objects(&self) -> Rc<Env> {
         let atomics: Vec<Rc<Atomic<usize>>> = self
             .atomics
             .iter()
@@ -487,15 +524,9 @@ impl Program {
             notifies: (0..self.notifies)
                 .map(|i| Notify::new(format!("n{i}")))
                 .collect(),
-            history: history.clone(),
+            history,
         });
-        for (name, body) in &self.tasks {
-            sim::spawn(
-                name.clone(),
-                run_block(env.clone(), body.clone(), [0; REGS]),
-            );
-        }
-        history.monitor()
+        env
     }
 }
 

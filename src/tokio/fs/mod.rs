@@ -2,8 +2,12 @@
 //! `create_dir`, `create_dir_all`, `remove_file`, `remove_dir`, `remove_dir_all`, `copy`,
 //! `rename`, `metadata`,
 //! `try_exists`, `read_dir`, and [`File`] / [`OpenOptions`] (`AsyncRead`, `AsyncWrite`,
-//! `AsyncSeek`, `sync_all`, `sync_data`, `set_len`, `metadata`). Each call is a scheduling
-//! point on the host's disk, as each is a blocking call on tokio's pool.
+//! `AsyncSeek`, `sync_all`, `sync_data`, `set_len`, `metadata`). Each call runs as tokio
+//! runs it: on a blocking task of its own (named `fs` in traces) that the caller awaits, so
+//! its effect on the disk is a step other tasks' steps can fall before or after, and it
+//! happens even if the caller is aborted while it waits. A `File`'s write, as tokio's, returns
+//! at once and lands later: a `flush` (or the file's next read, seek, sync or `set_len`)
+//! waits for it, and a write error is reported there.
 //!
 //! Each host (the test body is `main`, each `braid::node::start(name, ..)` one more) has its own
 //! file system, empty at the start of every run; relative paths resolve from its root `/`.
@@ -47,6 +51,7 @@
 //! assert!(report.failure().is_some());
 //! ```
 
+mod blocking;
 mod file;
 mod open_options;
 
@@ -54,6 +59,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::world::disk::{self, Stat};
+
+use blocking::call;
 
 pub use file::File;
 pub use open_options::OpenOptions;
@@ -86,20 +93,14 @@ impl Metadata {
     }
 }
 
-/// Runs `f` on the running host's file system after a scheduling point labelled `op`.
-fn on_disk<R>(op: &'static str, f: impl FnOnce(&mut disk::Fs) -> io::Result<R>) -> io::Result<R> {
-    let d = disk::disk();
-    d.fs.write_point_as(op);
-    d.fs.with_mut(f)
-}
-
 /// Reads a whole file.
 pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
     let path = disk::resolve(path.as_ref())?;
-    on_disk("read", |fs| {
+    call("read", move |fs| {
         let inode = fs.lookup(&path)?;
         fs.contents(inode, &path)
     })
+    .await
 }
 
 /// Reads a whole file as UTF-8.
@@ -115,7 +116,8 @@ pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
 /// Creates or truncates a file and writes `contents` (not synced: see the module's note).
 pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
     let path = disk::resolve(path.as_ref())?;
-    on_disk("write", |fs| {
+    let contents = contents.as_ref().to_vec();
+    call("write", move |fs| {
         let inode = fs.open(&path, true, false, true)?;
         if fs.stat(inode).is_dir {
             return Err(io::Error::new(
@@ -123,21 +125,22 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
                 "Is a directory (os error 21)",
             ));
         }
-        fs.write_at(inode, 0, contents.as_ref());
+        fs.write_at(inode, 0, &contents);
         Ok(())
     })
+    .await
 }
 
 /// Creates a directory; its parent must exist.
 pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
     let path = disk::resolve(path.as_ref())?;
-    on_disk("create_dir", |fs| fs.create_dir(&path))
+    call("create_dir", move |fs| fs.create_dir(&path)).await
 }
 
 /// Creates a directory and every missing parent.
 pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     let path = disk::resolve(path.as_ref())?;
-    on_disk("create_dir_all", |fs| {
+    call("create_dir_all", move |fs| {
         let mut at = PathBuf::from("/");
         for part in path.iter().skip(1) {
             at.push(part);
@@ -154,66 +157,69 @@ pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
         }
         Ok(())
     })
+    .await
 }
 
 /// Removes a file.
 pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
     let path = disk::resolve(path.as_ref())?;
-    on_disk("remove_file", |fs| fs.remove_file(&path))
+    call("remove_file", move |fs| fs.remove_file(&path)).await
 }
 
 /// Removes an empty directory.
 pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
     let path = disk::resolve(path.as_ref())?;
-    on_disk("remove_dir", |fs| fs.remove_dir(&path))
+    call("remove_dir", move |fs| fs.remove_dir(&path)).await
 }
 
 /// Removes a directory and everything under it.
 pub async fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     let path = disk::resolve(path.as_ref())?;
-    on_disk("remove_dir_all", |fs| fs.remove_dir_all(&path))
+    call("remove_dir_all", move |fs| fs.remove_dir_all(&path)).await
 }
 
 /// Copies a file's contents to `to` (created or truncated); the number of bytes copied.
 pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u64> {
     let from = disk::resolve(from.as_ref())?;
     let to = disk::resolve(to.as_ref())?;
-    on_disk("copy", |fs| {
+    call("copy", move |fs| {
         let bytes = fs.contents(fs.lookup(&from)?, &from)?;
         let inode = fs.open(&to, true, false, true)?;
         fs.write_at(inode, 0, &bytes);
         Ok(bytes.len() as u64)
     })
+    .await
 }
 
 /// Renames a file, replacing what `to` named (durable once both directories are synced).
 pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
     let from = disk::resolve(from.as_ref())?;
     let to = disk::resolve(to.as_ref())?;
-    on_disk("rename", |fs| fs.rename(&from, &to))
+    call("rename", move |fs| fs.rename(&from, &to)).await
 }
 
 /// What a path names.
 pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
     let path = disk::resolve(path.as_ref())?;
-    on_disk("metadata", |fs| {
+    call("metadata", move |fs| {
         let inode = fs.lookup(&path)?;
         Ok(Metadata {
             stat: fs.stat(inode),
         })
     })
+    .await
 }
 
 /// Whether a path names something.
 pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
     let path = disk::resolve(path.as_ref())?;
-    on_disk("try_exists", |fs| Ok(fs.lookup(&path).is_ok()))
+    call("try_exists", move |fs| Ok(fs.lookup(&path).is_ok())).await
 }
 
 /// The entries of a directory, in name order (tokio's `ReadDir`, simplified to its paths).
 pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
     let path = disk::resolve(path.as_ref())?;
-    let entries = on_disk("read_dir", |fs| fs.list(&path))?;
+    let entries = call("read_dir", move |fs| fs.list(&path)).await?;
     Ok(ReadDir {
         entries: entries.into_iter(),
     })

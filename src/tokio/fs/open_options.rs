@@ -4,6 +4,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::blocking;
 use super::file::File;
 use crate::world::disk;
 
@@ -60,7 +61,7 @@ impl OpenOptions {
         self
     }
 
-    /// Opens `path` on the running task's host: a scheduling point on its disk.
+    /// Opens `path` on the running task's host: one fs call (see the module `fs`).
     pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
         let writes = self.write || self.append;
         if !self.read && !writes {
@@ -77,9 +78,11 @@ impl OpenOptions {
         }
         let path = disk::resolve(path.as_ref())?;
         let d = disk::disk();
-        d.fs.write_point_as("open");
-        let inode = d.fs.with_mut(|fs| {
-            let inode = fs.open(&path, self.create, self.create_new, false)?;
+        let (create, create_new, truncate) = (self.create, self.create_new, self.truncate);
+        let at = path.clone();
+        let inode = blocking::call_on(&d, "open", move |fs| {
+            let path = at;
+            let inode = fs.open(&path, create, create_new, false)?;
             let is_dir = fs.stat(inode).is_dir;
             if is_dir && writes {
                 return Err(io::Error::new(
@@ -87,11 +90,12 @@ impl OpenOptions {
                     format!("Is a directory (os error 21): {}", path.display()),
                 ));
             }
-            if self.truncate && !is_dir {
+            if truncate && !is_dir {
                 fs.set_len(inode, 0);
             }
             Ok(inode)
-        })?;
+        })
+        .await?;
         Ok(File::new(
             Arc::clone(&d),
             inode,

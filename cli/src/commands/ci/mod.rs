@@ -30,11 +30,11 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::cli::{CiArgs, Cli};
-use crate::{interrupt, Verdict};
+use crate::{interrupt, Exit};
 use output::Cases;
 pub use seeds::json_files;
 
-pub fn run(cli: &Cli, args: &CiArgs) -> Result<Verdict> {
+pub fn run(cli: &Cli, args: &CiArgs) -> Result<Exit> {
     let start = Instant::now();
     let inputs = inputs::Inputs::load(cli, args)?;
     interrupt::install();

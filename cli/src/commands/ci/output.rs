@@ -13,7 +13,7 @@ use super::{junit, markdown};
 use crate::cli::{CiArgs, Format};
 use crate::colour;
 use crate::report::REPORT_FORMAT;
-use crate::Verdict;
+use crate::Exit;
 
 /// Which phase a case belongs to (a JUnit test suite).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -154,7 +154,7 @@ pub fn finish(
     cases: Cases,
     determinism_checked: u64,
     elapsed: Duration,
-) -> Result<Verdict> {
+) -> Result<Exit> {
     let cases = cases.cases;
     let failed = cases.iter().filter(|c| !c.ok).count();
     let report = CiReport {
@@ -181,11 +181,11 @@ pub fn finish(
         Format::Text => println!("\n{}", headline(&report)),
     }
     Ok(if report.interrupted {
-        Verdict::Interrupted
+        Exit::Interrupted
     } else if failed > 0 {
-        Verdict::Violation
+        Exit::Violation
     } else {
-        Verdict::Clean
+        Exit::Clean
     })
 }
 

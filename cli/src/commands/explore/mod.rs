@@ -15,12 +15,12 @@ use sim::explore::Progress;
 use sim::scenario::Scenario;
 
 use crate::cli::{BudgetArgs, Cli, ExploreArgs, Format};
-use crate::report::ScenarioReport;
-use crate::{interrupt, Verdict};
+use crate::report::{RenderText, ScenarioReport};
+use crate::{interrupt, Exit};
 use plan::Plan;
 use write::{write_violations, Target};
 
-pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
+pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Exit> {
     if let Some(filter) = &args.test {
         return super::cargo_test::explore(args, filter);
     }
@@ -55,11 +55,11 @@ pub fn run(cli: &Cli, args: &ExploreArgs) -> Result<Verdict> {
     // 1: some outcome not as expected.
     let surprised = reports.iter().any(|r| !r.matches_expectation);
     Ok(if interrupt::interrupted() {
-        Verdict::Interrupted
+        Exit::Interrupted
     } else if surprised {
-        Verdict::Violation
+        Exit::Violation
     } else {
-        Verdict::Clean
+        Exit::Clean
     })
 }
 

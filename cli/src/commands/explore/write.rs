@@ -121,18 +121,13 @@ fn write_one(
     file.write_atomic(&path)
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(ViolationReport {
-        invariant: found.invariant.clone(),
-        message: file.violation.message.clone(),
-        first_run: found.first_run,
-        runs_to_first: found.runs_to_first,
-        count: found.count,
-        time_to_first_ms: found.time_to_first.as_secs_f64() * 1e3,
-        steps: run.steps,
-        preemptions: run.preemptions,
         minimality,
         shrink_timed_out,
-        found_steps: found.run.steps,
-        found_preemptions: found.run.preemptions,
-        replay_file: path.display().to_string(),
+        ..ViolationReport::of(
+            found,
+            file.violation.message.clone(),
+            (run.steps, run.preemptions),
+            path.display().to_string(),
+        )
     })
 }

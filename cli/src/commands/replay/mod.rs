@@ -17,7 +17,7 @@ use sim::trace::Trace;
 use sim::RunResult;
 
 use crate::cli::ReplayArgs;
-use crate::Verdict;
+use crate::Exit;
 
 /// A replay file's run, and whether it reproduced the violation the file recorded.
 struct Replayed {
@@ -29,7 +29,7 @@ struct Replayed {
     reproduced: bool,
 }
 
-pub fn run(args: &ReplayArgs) -> Result<Verdict> {
+pub fn run(args: &ReplayArgs) -> Result<Exit> {
     // An output braid may not write is bad input, said before anything runs.
     for out in args.svg.iter().chain(&args.html) {
         check_target(out).with_context(|| format!("writing {}", out.display()))?;
@@ -45,9 +45,9 @@ pub fn run(args: &ReplayArgs) -> Result<Verdict> {
     print::print(args, &replayed, &caption)?;
     // 0: the recorded outcome reproduced exactly; 1: it did not.
     Ok(if replayed.reproduced {
-        Verdict::Clean
+        Exit::Clean
     } else {
-        Verdict::Violation
+        Exit::Violation
     })
 }
 

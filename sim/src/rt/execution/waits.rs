@@ -8,9 +8,9 @@
 //! task that takes a lock or permit holds it until it, or whoever its guard went to, gives it
 //! back. None of this is in a digest or decides anything: it is for messages and pictures.
 
-use super::execution::Execution;
-use super::task::{Label, Task, WaitsOn};
-use super::ObjId;
+use super::Execution;
+use crate::rt::task::{Label, Task, WaitsOn};
+use crate::rt::ObjId;
 use crate::trace::Wait;
 
 impl Execution {

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// Writes the digests as 16-hex-digit strings (`#[serde(with = "hex")]`).
 pub fn serialize<S: Serializer>(digests: &Option<Vec<u64>>, s: S) -> Result<S::Ok, S::Error> {
     digests
         .as_ref()
@@ -10,6 +11,7 @@ pub fn serialize<S: Serializer>(digests: &Option<Vec<u64>>, s: S) -> Result<S::O
         .serialize(s)
 }
 
+/// Reads digests written by `serialize`; anything but 16 hex digits is an error.
 pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u64>>, D::Error> {
     let Some(hex) = Option::<Vec<String>>::deserialize(d)? else {
         return Ok(None);

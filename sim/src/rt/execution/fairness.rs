@@ -1,0 +1,122 @@
+//! Fairness (loom's `Yield` state, CHESS's fairness): a task in a fair yield waits until every
+//! task that was enabled when it yielded has taken a step since, so that spin-waits stay
+//! finite and provable. Reductions do not see fairness's dependencies: `Explorer` searches a
+//! model that yields fairly without them, or by value without sleep sets.
+
+use super::Execution;
+use crate::rt::op::Op;
+use crate::rt::task::{FairWait, Task, TaskId, TaskState};
+
+/// How many tasks are parked in a fair yield, and whether any yielded fairly in this run (its
+/// schedules are then the fair ones).
+#[derive(Default)]
+pub(crate) struct Fairness {
+    yields: usize,
+    yielded: bool,
+}
+
+impl Fairness {
+    /// A task parked in a fair yield.
+    pub(crate) fn yielded(&mut self) {
+        self.yields += 1;
+        self.yielded = true;
+    }
+
+    /// A task left its fair yield (granted, or killed).
+    pub(crate) fn left_yield(&mut self) {
+        self.yields -= 1;
+    }
+
+    /// Whether a task waits in a fair yield (else a decision need not look).
+    pub(crate) fn any_waiting(&self) -> bool {
+        self.yields > 0
+    }
+
+    /// Whether any task yielded fairly in this run.
+    pub(crate) fn ever_yielded(&self) -> bool {
+        self.yielded
+    }
+}
+
+impl Execution {
+    /// Keeps in `enabled` only the tasks a fair scheduler may pick: a task in a fair yield
+    /// waits until every task that was enabled when it yielded has taken a step since, or is
+    /// no longer enabled. Some task always remains (the one that yielded first waits only on
+    /// tasks that have moved since), but if none did, all stay: fairness must never stop a run.
+    pub(super) fn fair(&mut self, enabled: &mut Vec<TaskId>) {
+        self.start_fair_waits(enabled);
+        let waits = |t: TaskId| {
+            self.tasks[t.0].fair_wait.as_ref().is_some_and(|w| {
+                w.unmoved(&self.tasks)
+                    .any(|o| enabled.contains(&TaskId(o as usize)))
+            })
+        };
+        // A tokio yield may go on at once (tokio may poll the yielder again before the
+        // others), but not twice in a row: a cycle of yields still lets the others move, so
+        // spin-waits stay finite and provable.
+        let waiting: Vec<(TaskId, bool, bool)> = enabled
+            .iter()
+            .map(|&t| {
+                let task = &self.tasks[t.0];
+                let may_skip = task.yield_may_continue && !task.continued_yield;
+                let waits = waits(t);
+                (t, waits && !may_skip, waits && may_skip)
+            })
+            .collect();
+        let mut eligible = Vec::with_capacity(enabled.len());
+        let mut crashes = Vec::new();
+        let mut all = Vec::with_capacity(enabled.len());
+        for (t, restricted, skipping) in waiting {
+            self.tasks[t.0].skipping_yield = skipping;
+            if is_crash(&self.tasks[t.0]) {
+                crashes.push(t);
+                continue;
+            }
+            all.push(t);
+            if !restricted {
+                eligible.push(t);
+            }
+        }
+        if eligible.is_empty() {
+            eligible = all;
+        }
+        eligible.extend(crashes);
+        *enabled = eligible;
+    }
+
+    /// A task that has just yielded fairly starts waiting for the others enabled now.
+    fn start_fair_waits(&mut self, enabled: &[TaskId]) {
+        let steps = self.steps;
+        for &t in enabled.iter() {
+            let task = &self.tasks[t.0];
+            if task.state == TaskState::Parked(Op::YieldNow) && task.fair_wait.is_none() {
+                let others = enabled
+                    .iter()
+                    .filter(|&&o| o != t && !is_crash(&self.tasks[o.0]))
+                    .map(|o| o.0 as u32)
+                    .collect();
+                self.tasks[t.0].fair_wait = Some(FairWait {
+                    since: steps,
+                    others,
+                });
+            }
+        }
+    }
+
+    /// As `pick` takes its step: a task's fair yield ends when it is granted.
+    pub(super) fn fair_grant(&mut self, pick: TaskId, op: Op) {
+        if op == Op::YieldNow {
+            let task = &mut self.tasks[pick.0];
+            task.fair_wait = None;
+            task.continued_yield = std::mem::take(&mut task.skipping_yield);
+            task.yield_may_continue = false;
+            self.fairness.left_yield();
+        }
+    }
+}
+
+/// A node's crash (or another intervention) is no task to be fair to: no one waits for it, and
+/// it never runs just because the others wait (see `enable_crashes`).
+fn is_crash(task: &Task) -> bool {
+    task.state.parked_on().is_some_and(Op::is_intervention)
+}

@@ -1,0 +1,255 @@
+//! What a run records of itself as it goes: the decisions (the schedule), the steps preempted
+//! and the interventions among them, the digest of every step and event, each task's events,
+//! and the trace when one is kept. Written only through these methods, read at the run's end.
+
+use std::collections::BTreeMap;
+use std::hash::Hasher;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Execution;
+use crate::rt::digest::{self, Digest};
+use crate::rt::op::Op;
+use crate::rt::task::{Task, TaskId};
+use crate::trace::{Mark, Trace, TraceLine};
+
+/// A decision as recorded during the run, by task number; named only when asked for (see
+/// `RunResult::decisions`). Two words' worth of them fit a small allocation per run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Recorded {
+    Task(u32),
+    Choice(u32),
+}
+
+impl Recorded {
+    fn task(t: TaskId) -> Self {
+        Recorded::Task(u32::try_from(t.0).expect("fewer than 2^32 tasks"))
+    }
+
+    fn choice(v: usize) -> Self {
+        Recorded::Choice(u32::try_from(v).expect("a choose value below 2^32"))
+    }
+}
+
+pub(crate) struct Recorder {
+    decisions: Vec<Recorded>,
+    /// What each value drawn within a step decided, by its index among the decisions.
+    draw_labels: BTreeMap<usize, Arc<str>>,
+    preempted_steps: Vec<usize>,
+    /// The strategy's interventions so far, each its step and kind ("crash", "reset",
+    /// "partition", "clock jump"): each also counts as a preemption.
+    interventions: Vec<(usize, String)>,
+    digest: Digest,
+    /// Per task, a hash of the events it emitted, in order: equal for equivalent schedules
+    /// (slot 0 is the setup's, task i's is slot i + 1).
+    task_events: Vec<u64>,
+    trace: Option<Trace>,
+}
+
+impl Recorder {
+    pub(crate) fn new(trace: bool) -> Self {
+        Recorder {
+            // Sized for a typical run, so that recording a step seldom reallocates.
+            decisions: Vec::with_capacity(128),
+            draw_labels: BTreeMap::new(),
+            preempted_steps: Vec::with_capacity(64),
+            interventions: Vec::new(),
+            digest: Digest::default(),
+            task_events: Vec::with_capacity(8),
+            trace: trace.then(Trace::default),
+        }
+    }
+
+    /// The strategy picked `task`.
+    pub(crate) fn picked(&mut self, task: TaskId) {
+        self.decisions.push(Recorded::task(task));
+    }
+
+    /// The step at `step` preempted the task that could have gone on.
+    pub(crate) fn preempted(&mut self, step: usize) {
+        self.preempted_steps.push(step);
+    }
+
+    pub(crate) fn intervention(&mut self, step: usize, kind: String) {
+        self.interventions.push((step, kind));
+    }
+
+    /// Who moved and how (op codes fit a byte), and on what: two words a step.
+    pub(crate) fn step(&mut self, task: TaskId, op: Op) {
+        self.digest.write_u64((task.0 as u64) << 8 | op.code());
+        self.digest
+            .write_usize(op.object().map_or(usize::MAX, |o| o.0));
+    }
+
+    /// The strategy picked `value` for a `choose`.
+    pub(crate) fn chose(&mut self, value: usize) {
+        self.decisions.push(Recorded::choice(value));
+        self.digest.write_usize(value);
+    }
+
+    /// The strategy drew `value` within a step, deciding `what`.
+    pub(crate) fn drew(&mut self, value: usize, what: Arc<str>) {
+        self.draw_labels.insert(self.decisions.len(), what);
+        self.chose(value);
+    }
+
+    /// Time advanced to `deadline` at `step` and `fired` timers fired.
+    pub(crate) fn time_advanced(&mut self, step: usize, deadline: Duration, fired: usize) {
+        self.digest.write_u64(0x7157 ^ deadline.as_nanos() as u64);
+        self.line(|| TraceLine::Event {
+            step,
+            task: "clock".to_string(),
+            text: format!("time advances to {deadline:?}: {fired} timer(s) fire"),
+        });
+    }
+
+    /// Hashes a model event of `task` (`None`: the setup) into the run's digest and the task's
+    /// event sequence.
+    pub(crate) fn event(&mut self, task: Option<TaskId>, hash: u64) {
+        self.digest.write_u64(hash);
+        let slot = task.map_or(0, |t| t.0 + 1);
+        if self.task_events.len() <= slot {
+            self.task_events.resize(slot + 1, 0);
+        }
+        let mut h = Digest::default();
+        h.write_u64(self.task_events[slot]);
+        h.write_u64(hash);
+        self.task_events[slot] = h.finish();
+    }
+
+    pub(crate) fn task_events(&self) -> &[u64] {
+        &self.task_events
+    }
+
+    /// A hash of every task's event sequence: schedules that differ only in the order of
+    /// independent steps have the same end state. Tasks count by name, not by number, and
+    /// without the suffix that tells namesakes apart (`handler#2`): two tasks spawning in
+    /// either order only swap their children's numbers and suffixes.
+    pub(crate) fn end_state(&self, tasks: &[Task]) -> u64 {
+        let setup = self.task_events.first().copied().unwrap_or(0);
+        let tasks = tasks.iter().enumerate().map(|(i, t)| {
+            let events = self.task_events.get(i + 1).copied().unwrap_or(0);
+            digest::mix(t.base_hash, events)
+        });
+        let sum = tasks.fold(0u64, |sum, t| sum.wrapping_add(t));
+        digest::mix(setup, sum)
+    }
+
+    pub(crate) fn digest(&self) -> u64 {
+        self.digest.finish()
+    }
+
+    pub(crate) fn preemptions(&self) -> usize {
+        self.preempted_steps.len()
+    }
+
+    pub(crate) fn keeps_trace(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    /// The trace, when one is kept: to add what only the execution can say.
+    pub(crate) fn trace_mut(&mut self) -> Option<&mut Trace> {
+        self.trace.as_mut()
+    }
+
+    /// Adds the line `line` makes, when tracing.
+    pub(crate) fn line(&mut self, line: impl FnOnce() -> TraceLine) {
+        if let Some(trace) = &mut self.trace {
+            trace.lines.push(line());
+        }
+    }
+
+    /// Attaches an effect ("acquired", "Full", "popped p1#1") to the last step, when tracing.
+    pub(crate) fn note_effect(&mut self, effect: impl FnOnce() -> String) {
+        if let Some(trace) = &mut self.trace {
+            if let Some(TraceLine::Step { effect: slot, .. }) = trace.lines.last_mut() {
+                *slot = Some(effect());
+            }
+        }
+    }
+
+    /// Rewrites the text of the run's end line, when tracing.
+    pub(crate) fn retell_end(&mut self, text: impl FnOnce() -> String) {
+        if let Some(trace) = &mut self.trace {
+            if let Some(TraceLine::End { text: slot, .. }) = trace.lines.last_mut() {
+                *slot = text();
+            }
+        }
+    }
+
+    /// The schedule's decisions and the labels of the values drawn, taken at the run's end.
+    pub(crate) fn take_schedule(&mut self) -> (Vec<Recorded>, BTreeMap<usize, Arc<str>>) {
+        (
+            std::mem::take(&mut self.decisions),
+            std::mem::take(&mut self.draw_labels),
+        )
+    }
+
+    pub(crate) fn take_preempted_steps(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.preempted_steps)
+    }
+
+    pub(crate) fn take_interventions(&mut self) -> Vec<(usize, String)> {
+        std::mem::take(&mut self.interventions)
+    }
+
+    pub(crate) fn take_trace(&mut self) -> Option<Trace> {
+        self.trace.take()
+    }
+}
+
+/// What the rest of the engine records through the execution, which knows the running task and
+/// the step.
+impl Execution {
+    /// Hashes a model event into the run's digest and its task's event sequence.
+    pub(crate) fn digest_event(&mut self, hash: u64) {
+        self.recorder.event(self.current, hash);
+    }
+
+    /// A hash of every task's event sequence (see `Recorder::end_state`).
+    pub(crate) fn end_state(&self) -> u64 {
+        self.recorder.end_state(&self.tasks)
+    }
+
+    /// Attaches an effect ("acquired", "Full", "popped p1#1") to the last step, when tracing.
+    pub(crate) fn note_effect(&mut self, effect: impl FnOnce() -> String) {
+        self.recorder.note_effect(effect);
+    }
+
+    pub(crate) fn trace_event(&mut self, text: impl FnOnce() -> String) {
+        if !self.recorder.keeps_trace() {
+            return;
+        }
+        let task = self.current_name().to_string();
+        let step = self.steps;
+        self.recorder.line(|| TraceLine::Event {
+            step,
+            task,
+            text: text(),
+        });
+    }
+
+    /// Records a model's mark (see `sim::mark`) when tracing and the run goes on: no digest,
+    /// no access, no step. Whether it was recorded.
+    pub(crate) fn trace_mark(&mut self, mark: Mark, name: impl FnOnce() -> String) -> bool {
+        if !self.recorder.keeps_trace() || self.is_over() {
+            return false;
+        }
+        let task = self.current_name().to_string();
+        let step = self.steps;
+        self.recorder.line(|| TraceLine::Mark {
+            step,
+            task,
+            mark,
+            name: name(),
+        });
+        true
+    }
+
+    /// The keys of the frames the violation being recorded concerns, when tracing.
+    pub(crate) fn trace_about(&mut self, about: impl FnOnce() -> Vec<String>) {
+        if let Some(trace) = self.recorder.trace_mut() {
+            trace.about = about();
+        }
+    }
+}

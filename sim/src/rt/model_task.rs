@@ -1,0 +1,271 @@
+//! The futures that drive model tasks: spawned by name on madsim, each runs one slice at a time
+//! (a poll, or a resume of its own stack) while it holds the baton, parks on the request its
+//! slice made, and tells the execution when it finishes or panics.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::{Arc, Once};
+use std::task::{Context, Poll, Waker};
+
+use super::coroutine::{Slice, Stackful};
+use super::execution::Execution;
+use super::point::park;
+use super::task::{TaskId, TaskState, TaskWake};
+use super::with_exec;
+
+/// Spawns a model task named `name`. It first runs when the strategy grants it the baton.
+/// In a run of a model that asks for stackful tasks (`Model::stackful_tasks`) it runs on a
+/// stack of its own, so that a synchronous operation can park it.
+pub fn spawn<F>(name: impl Into<String>, future: F) -> TaskId
+where
+    F: Future<Output = ()> + 'static,
+{
+    let (id, stackful, flag) = with_exec(|ex| {
+        let id = ex.add_task(name.into());
+        let flag = Arc::new(TaskWake::default());
+        ex.tasks[id.0].wake_flag = Some(flag.clone());
+        (id, ex.stackful(), flag)
+    });
+    let waker = Waker::from(flag);
+    LIVE_TASKS.with(|n| n.set(n.get() + 1));
+    match stackful {
+        true => drop(madsim::task::spawn_local(ModelTask {
+            id,
+            body: stackful_body(future, waker),
+        })),
+        false => drop(madsim::task::spawn_local(ModelTask {
+            id,
+            body: Stackless { future, waker },
+        })),
+    }
+    id
+}
+
+/// The future on a stack of its own, polled once per resume.
+fn stackful_body<F>(future: F, waker: Waker) -> Stackful
+where
+    F: Future<Output = ()> + 'static,
+{
+    let mut future = Box::pin(future);
+    Stackful::new(move || {
+        let mut cx = Context::from_waker(&waker);
+        future.as_mut().poll(&mut cx).is_ready()
+    })
+}
+
+/// Model tasks whose future madsim has not dropped yet. Zero once a run is over and its
+/// `block_on` has returned; otherwise the runtime is not reused (a stale task must never be
+/// polled in a later run).
+pub(crate) fn live_tasks() -> usize {
+    LIVE_TASKS.with(Cell::get)
+}
+
+/// A model task as madsim runs it: it runs only with the baton, parks on the request its
+/// future made (or blocks on its waker when it made none), turns a panic into a violation, and
+/// tells the execution when it is done.
+///
+/// It completes, dropping the model's future, as soon as the run is over. A task parked
+/// forever (a server idle at quiescence, a task in a deadlock) must not outlive its run: madsim
+/// keeps a waker of every pending task in the task's own bookkeeping, so a future that never
+/// completes is never freed, and every run would leak its parked tasks.
+///
+/// A stackless task holds the model's future inline (madsim already puts the whole task on the
+/// heap): spawning allocates no box of its own.
+struct ModelTask<B> {
+    id: TaskId,
+    body: B,
+}
+
+/// The model's future, run one slice at a time: polled in place, or on a stack of its own.
+trait Body {
+    fn slice(self: Pin<&mut Self>) -> Ran;
+}
+
+/// A future polled in place.
+struct Stackless<F> {
+    future: F,
+    /// The waker the model's future sees: it marks the task woken (see `TaskWake`), leaving
+    /// madsim's waker to the baton.
+    waker: Waker,
+}
+
+/// How one slice of a task (a poll, or a resume up to its next suspension) ended.
+enum Ran {
+    Pending,
+    Finished,
+    Panicked(String),
+    Abandoned,
+}
+
+impl<F: Future<Output = ()>> Body for Stackless<F> {
+    fn slice(self: Pin<&mut Self>) -> Ran {
+        // SAFETY: structural pinning: `future` is never moved out, `waker` is plain data.
+        let this = unsafe { self.get_unchecked_mut() };
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        let mut cx = Context::from_waker(&this.waker);
+        match panic::catch_unwind(AssertUnwindSafe(|| future.poll(&mut cx))) {
+            Ok(Poll::Pending) => Ran::Pending,
+            Ok(Poll::Ready(())) => Ran::Finished,
+            Err(_) => Ran::Panicked(take_panic_message()),
+        }
+    }
+}
+
+impl Body for Stackful {
+    fn slice(self: Pin<&mut Self>) -> Ran {
+        match self.get_mut().resume() {
+            Slice::Suspended => Ran::Pending,
+            Slice::Finished => Ran::Finished,
+            Slice::Panicked => Ran::Panicked(take_panic_message()),
+            Slice::Abandoned => Ran::Abandoned,
+        }
+    }
+}
+
+/// The message (with its location) of the last panic in a model task on this thread, taken:
+/// for a facade that catches a task's panic to hand it to the task's joiner.
+pub fn take_last_panic() -> Option<String> {
+    LAST_PANIC.with(|p| p.borrow_mut().take())
+}
+
+#[cold]
+fn take_panic_message() -> String {
+    LAST_PANIC
+        .with(|p| p.borrow_mut().take())
+        .unwrap_or_else(|| "panic".to_string())
+}
+
+impl<B> Drop for ModelTask<B> {
+    fn drop(&mut self) {
+        LIVE_TASKS.with(|n| n.set(n.get() - 1));
+        let id = self.id;
+        super::try_with_exec(|ex| {
+            if let Some(task) = ex.tasks.get_mut(id.0) {
+                task.dropped = true;
+            }
+        });
+    }
+}
+
+impl<B: Body> Future for ModelTask<B> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // SAFETY: structural pinning: `body` is never moved out, `id` is plain data.
+        let this = unsafe { self.get_unchecked_mut() };
+        let id = this.id;
+        let go = with_exec(|ex| {
+            if ex.is_over() || ex.tasks[id.0].state.is_killed() {
+                return None;
+            }
+            // madsim's waker hands the task the baton (see `Execution::decide`).
+            let task = &mut ex.tasks[id.0];
+            if !task.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                task.waker = Some(cx.waker().clone());
+            }
+            Some(task.take_grant())
+        });
+        match go {
+            None => return Poll::Ready(()),
+            Some(false) => return Poll::Pending,
+            Some(true) => {}
+        }
+        loop {
+            IN_MODEL.with(|m| m.set(true));
+            // SAFETY: see above.
+            let ran = unsafe { Pin::new_unchecked(&mut this.body) }.slice();
+            IN_MODEL.with(|m| m.set(false));
+            match with_exec(|ex| after_slice(ex, id, ran)) {
+                Next::Again => continue,
+                Next::Wait => return Poll::Pending,
+                Next::Done => return Poll::Ready(()),
+            }
+        }
+    }
+}
+
+/// What a task does after a slice of it ran.
+enum Next {
+    /// Picked again at once: it goes on without a round trip through madsim.
+    Again,
+    /// Parked or blocked: it waits for the baton.
+    Wait,
+    /// It ended, or its run did.
+    Done,
+}
+
+fn after_slice(ex: &mut Execution, id: TaskId, ran: Ran) -> Next {
+    // Every slice ends here, so the next one (of any task) starts with no request.
+    let request = ex.take_request();
+    let parked_already = ex.take_parked_in_slice();
+    if ex.is_over() {
+        return Next::Done;
+    }
+    match ran {
+        // Parked at its point (`park_here`) and another task was picked.
+        Ran::Pending if parked_already => Next::Wait,
+        Ran::Pending => match request {
+            Some((op, token)) => match park(ex, id, op, token) {
+                true => Next::Again,
+                false => Next::Wait,
+            },
+            None if ex.take_reschedule() => {
+                // Hands the runtime back for a moment, keeping the baton (see `node`).
+                let task = &mut ex.tasks[id.0];
+                task.state = TaskState::Granted;
+                if let Some(w) = &task.waker {
+                    w.wake_by_ref();
+                }
+                Next::Wait
+            }
+            None => {
+                // Pending without a request: blocked on its waker.
+                ex.block_current();
+                Next::Wait
+            }
+        },
+        Ran::Finished => {
+            ex.task_finished(id);
+            Next::Done
+        }
+        Ran::Panicked(message) => {
+            ex.task_panicked(id, message);
+            Next::Done
+        }
+        Ran::Abandoned => Next::Done,
+    }
+}
+
+thread_local! {
+    static LIVE_TASKS: Cell<usize> = const { Cell::new(0) };
+    static IN_MODEL: Cell<bool> = const { Cell::new(false) };
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Installs (once per process) a panic hook that keeps model panics quiet — they are reported
+/// as violations — and leaves every other panic to the previous hook.
+pub(crate) fn install_panic_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if IN_MODEL.with(Cell::get) {
+                let payload = info.payload();
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "non-string panic payload".to_string());
+                let located = match info.location() {
+                    Some(loc) => format!("{message} (at {}:{})", loc.file(), loc.line()),
+                    None => message,
+                };
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(located));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
