@@ -12,9 +12,10 @@
 use std::future::Future;
 use std::rc::Rc;
 
-use crate::rt::op::{ObjId, ObjState, Op};
+use crate::rt::op::{ObjState, Op};
 use crate::rt::point::point;
 use crate::rt::with_exec;
+use crate::vocab::ObjId;
 
 /// A place where the strategy may inject a fault.
 #[derive(Clone, Copy, Debug)]

@@ -5,12 +5,13 @@ use std::fmt::Display;
 use std::hash::Hash;
 use std::rc::Rc;
 
+use crate::digest;
 use crate::invariant::Invariant;
 use crate::model::Monitor;
-use crate::rt::access::AccessKind;
-use crate::rt::digest;
 use crate::rt::op::ObjState;
-use crate::rt::{in_run, with_exec, ObjId};
+use crate::rt::{in_run, with_exec};
+use crate::vocab::AccessKind;
+use crate::vocab::ObjId;
 use crate::Violation;
 
 /// The event log of one run. Cheap to clone: all clones share one log.

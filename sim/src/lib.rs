@@ -7,6 +7,7 @@
 
 pub mod audit;
 pub mod check;
+mod digest;
 pub mod distinct;
 pub mod env_overrides;
 pub mod explore;
@@ -30,6 +31,7 @@ pub mod sync;
 pub mod task;
 pub mod time;
 pub mod trace;
+mod vocab;
 
 use serde::{Deserialize, Serialize};
 
@@ -41,9 +43,9 @@ pub use ops::{
 };
 pub use rt::model_task::spawn;
 pub use rt::step_bound::LONG_RUN_FACTOR;
-pub use rt::TaskId;
 pub use run::{run_once, RunConfig, RunOutcome, RunResult, SIMULATED};
 pub use schedule::{Decision, Divergence};
+pub use vocab::TaskId;
 
 /// A broken invariant: which one, what happened, and at which step.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

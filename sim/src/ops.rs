@@ -2,7 +2,7 @@
 
 use std::hash::Hash;
 
-use crate::rt::digest::{mix, of};
+use crate::digest::{mix, of};
 use crate::rt::op::Op;
 use crate::rt::point::point;
 use crate::rt::{tracks_values, with_exec};

@@ -9,7 +9,8 @@ use std::task::{Context, Poll};
 
 use crate::rt::op::Op;
 use crate::rt::point::{point, Point};
-use crate::rt::{with_exec, ObjId, TaskId};
+use crate::rt::with_exec;
+use crate::vocab::{ObjId, TaskId};
 
 pub use crate::rt::model_task::take_last_panic;
 pub use crate::rt::point::Cancelled;
@@ -89,7 +90,7 @@ impl<T> Future for JoinHandle<T> {
             Poll::Ready(_) => {
                 self.waiting = None;
                 with_exec(|ex| {
-                    ex.access(done, crate::rt::access::AccessKind::Read);
+                    ex.access(done, crate::vocab::AccessKind::Read);
                     ex.observe_value(done);
                 });
                 let value = lock(&self.slot).take();

@@ -22,20 +22,21 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::task::Waker;
 
-use super::access::{AccessKind, StepAccesses};
-use super::op::{ObjId, ObjState, Object, Op};
+use super::op::{ObjState, Object, Op};
 use super::state::ValueState;
 use super::step_bound::StepBound;
-use super::task::{Task, TaskId, TaskState};
+use super::task::{Task, TaskState};
 use crate::model::Grain;
 use crate::strategy::Strategy;
+use crate::vocab::ObjId;
+use crate::vocab::TaskId;
+use crate::vocab::{AccessKind, StepAccesses};
 use crate::{Divergence, Violation};
 use clock::Clock;
 use fairness::Fairness;
 use faults::Faults;
 use names::Names;
 use nodes::Nodes;
-pub(crate) use recorder::Recorded;
 use recorder::Recorder;
 
 /// How a run ended, as the executor sees it.
@@ -364,7 +365,7 @@ impl Execution {
         // Names are the identity of a task in replay files: keep them unique.
         let unique = self.names.unique(name, &self.tasks);
         self.tasks.push(Task {
-            base_hash: super::digest::of(names::base_name(&unique)),
+            base_hash: crate::digest::of(names::base_name(&unique)),
             name: unique.into(),
             state: TaskState::Parked(Op::Start),
             waker: None,

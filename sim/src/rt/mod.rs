@@ -2,9 +2,7 @@
 //! bookkeeping that decides which task holds it next. Nothing here knows any model or strategy
 //! beyond the `Strategy` trait.
 
-pub(crate) mod access;
 pub(crate) mod coroutine;
-pub(crate) mod digest;
 pub(crate) mod execution;
 pub(crate) mod model_task;
 pub(crate) mod op;
@@ -18,9 +16,10 @@ pub(crate) mod task;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use crate::digest;
+use crate::vocab::ObjId;
+
 pub(crate) use execution::Execution;
-pub use op::ObjId;
-pub use task::TaskId;
 
 thread_local! {
     /// The execution of the run in progress on this thread, or null. A plain pointer, not an

@@ -12,8 +12,9 @@ use std::task::{Context, Poll, Waker};
 use super::coroutine::{Slice, Stackful};
 use super::execution::Execution;
 use super::point::park;
-use super::task::{TaskId, TaskState, TaskWake};
+use super::task::{TaskState, TaskWake};
 use super::with_exec;
+use crate::vocab::TaskId;
 
 /// Spawns a model task named `name`. It first runs when the strategy grants it the baton.
 /// In a run of a model that asks for stackful tasks (`Model::stackful_tasks`) it runs on a

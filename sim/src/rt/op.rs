@@ -3,11 +3,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::digest::mix;
-
-/// An engine object (lock, channel, notify, atomic) within one run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ObjId(pub(crate) usize);
+use crate::digest::mix;
+use crate::vocab::ObjId;
 
 /// The operation a task performs when it is next granted the baton.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -49,7 +46,7 @@ pub(crate) enum Op {
     /// task can run. Like a crash, it counts as a preemption.
     Fault(ObjId),
     /// A synchronous access to a shared object (`sync::Shared::read_point`), at access grain.
-    Access(ObjId, super::access::AccessKind),
+    Access(ObjId, crate::vocab::AccessKind),
     /// A fair yield (`task::yield_now`): "let the others run". The task is not picked again
     /// until every task enabled when it yielded has taken a step or stopped being enabled.
     YieldNow,
@@ -258,9 +255,9 @@ impl fmt::Display for Describe<'_> {
             Op::Fault(o) => write!(f, "{}", name(o)),
             Op::Access(o, kind) => {
                 let verb = match kind {
-                    super::access::AccessKind::Read => "read",
-                    super::access::AccessKind::Commuting => "update",
-                    super::access::AccessKind::Write => "write",
+                    crate::vocab::AccessKind::Read => "read",
+                    crate::vocab::AccessKind::Commuting => "update",
+                    crate::vocab::AccessKind::Write => "write",
                 };
                 write!(f, "{verb} {}", name(o))
             }

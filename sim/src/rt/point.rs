@@ -12,8 +12,8 @@ use super::coroutine;
 use super::execution::Execution;
 use super::op::Op;
 use super::sync_point::sync_point;
-use super::task::TaskId;
 use super::with_exec;
+use crate::vocab::TaskId;
 
 /// A scheduling point: the running task asks to park on `op`. Ready, with the value drawn
 /// (when `op` is a `choose`), once the strategy has granted it that operation.

@@ -11,9 +11,9 @@
 //! of `strategy::visited`: it also merges schedules that read or write the same values in another
 //! order, and a polling loop's iterations that change nothing.
 
-use super::digest::mix;
 use super::op::Object;
 use super::task::Task;
+use crate::digest::mix;
 
 #[derive(Default)]
 pub(crate) struct ValueState {

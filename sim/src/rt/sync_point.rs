@@ -2,12 +2,13 @@
 //! parks in the middle of a poll, which only a stackful task can do (see `rt::coroutine`). All
 //! of them are here: the point itself, and the access-grain points the primitives place.
 
-use super::access::AccessKind;
 use super::coroutine;
 use super::op::Op;
 use super::task::Label;
-use super::{with_exec, ObjId};
+use super::with_exec;
 use crate::model::Grain;
+use crate::vocab::AccessKind;
+use crate::vocab::ObjId;
 
 /// A scheduling point right before an access of `kind` to `obj`, at access grain.
 pub(crate) fn before(obj: ObjId, kind: AccessKind) {

@@ -7,10 +7,7 @@ use std::task::Waker;
 
 use super::op::Op;
 use super::with_exec;
-
-/// A task within one run, numbered in spawn order (deterministic: spawns happen under the baton).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TaskId(pub usize);
+use crate::vocab::TaskId;
 
 pub(crate) struct Task {
     pub name: Arc<str>,

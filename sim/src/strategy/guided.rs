@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use super::{PickView, RunNeeds, Stop, Strategy};
-use crate::rt::TaskId;
 use crate::schedule::Decision;
+use crate::vocab::TaskId;
 
 /// Where a guided run switches tasks, and the values it takes for choices.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! round takes a step. An unfair cycle starves a task that could run; the search explores that
 //! task from the cycle's first state instead, so the cycle itself is cut, not reported.
 
-use crate::rt::TaskId;
+use crate::vocab::TaskId;
 
 /// One step of a path: the tasks enabled before it, and the one that took it.
 pub(crate) struct PathStep<'a> {

@@ -24,8 +24,8 @@ pub use random::Random;
 pub use replay::Replay;
 pub use visited::{TaskSet, Visited};
 
-use crate::rt::TaskId;
 use crate::schedule::Divergence;
+use crate::vocab::TaskId;
 
 /// Why a strategy stops a run early.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,7 +57,7 @@ pub struct PickView<'a> {
     /// The task that held the baton, if it is still running (it may or may not be enabled).
     pub current: Option<TaskId>,
     /// The objects the step just taken accessed (recorded only with `RunConfig::record_accesses`).
-    pub prev_accesses: &'a [crate::run::Access],
+    pub prev_accesses: &'a [crate::vocab::Access],
     /// Computes a fingerprint of the run's state by value (only for a strategy that
     /// asked for it, `RunNeeds::value_state`; on demand, since it costs a pass over every
     /// object and task).

@@ -12,8 +12,8 @@
 use super::{
     Dfs, PickView, Portfolio, Reduction, RunNeeds, SearchProgress, Stop, Strategy, StrategyKind,
 };
-use crate::rt::TaskId;
-use crate::run::RunOutcome;
+use crate::vocab::RunOutcome;
+use crate::vocab::TaskId;
 
 /// Whose run is in progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

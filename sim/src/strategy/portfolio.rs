@@ -3,8 +3,8 @@
 //! runs; PCT at several depths covers the deeper orderings without guessing the depth.
 
 use super::{Pct, PickView, Random, RunNeeds, Stop, Strategy};
-use crate::rt::TaskId;
-use crate::run::RunResult;
+use crate::vocab::RunResult;
+use crate::vocab::TaskId;
 
 /// PCT depths in the portfolio, after uniform random.
 pub const PORTFOLIO_DEPTHS: [usize; 3] = [2, 3, 5];

@@ -4,7 +4,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::{run_rng, PickView, RunNeeds, Stop, Strategy};
-use crate::rt::TaskId;
+use crate::vocab::TaskId;
 
 /// Uniformly random scheduling (see the module docs).
 pub struct Random {

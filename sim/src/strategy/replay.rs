@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use super::livelock::{self, PathStep};
 use super::{PickView, RunNeeds, Stop, Strategy};
-use crate::rt::TaskId;
 use crate::schedule::{Decision, Divergence};
+use crate::vocab::TaskId;
 
 /// Follows a recorded decision list strictly (see the module docs).
 pub struct Replay {

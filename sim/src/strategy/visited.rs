@@ -20,8 +20,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::rt::digest::mix;
-use crate::run::{Access, AccessKind};
+use crate::digest::mix;
+use crate::vocab::{Access, AccessKind};
 
 /// One object's access history, canonical up to the order within blocks of commuting accesses.
 #[derive(Clone, Copy, Default)]

@@ -7,10 +7,11 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 use crate::model::Grain;
-use crate::rt::access::AccessKind;
 use crate::rt::op::{AtomicOp, ObjState, Op};
 use crate::rt::point::point;
-use crate::rt::{report_observed, report_value, with_exec, ObjId};
+use crate::rt::{report_observed, report_value, with_exec};
+use crate::vocab::AccessKind;
+use crate::vocab::ObjId;
 
 /// An atomic value (see the module docs): each operation a scheduling point at access grain.
 pub struct Atomic<T> {

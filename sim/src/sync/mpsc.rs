@@ -9,11 +9,12 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use crate::rt::access::AccessKind;
 use crate::rt::op::{ObjState, Op};
 use crate::rt::point::point;
 use crate::rt::run_cell::RunCell;
-use crate::rt::{report_observed, report_value, with_exec, ObjId};
+use crate::rt::{report_observed, report_value, with_exec};
+use crate::vocab::AccessKind;
+use crate::vocab::ObjId;
 
 /// The queue sits in a `RunCell` (only its own run touches it, for one statement at a time), so
 /// the handles are `Send + Sync` when `T: Send`.

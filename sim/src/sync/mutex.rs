@@ -9,7 +9,8 @@ use std::sync::PoisonError;
 
 use crate::rt::op::{ObjState, Op};
 use crate::rt::point::point;
-use crate::rt::{report_opaque, report_value, try_with_exec, with_exec, ObjId};
+use crate::rt::{report_opaque, report_value, try_with_exec, with_exec};
+use crate::vocab::ObjId;
 
 /// The data sits in a `std::sync::Mutex`, never contended (one task runs at a time), so that a
 /// `Mutex<T>` is `Send + Sync` like the tokio mutex it stands for and can be shared in an `Arc`.
@@ -75,11 +76,11 @@ impl<T> Mutex<T> {
     /// Takes the lock if it is free, as `std::sync::Mutex::try_lock`: a scheduling point at
     /// access grain, never a wait.
     pub fn try_lock_sync(&self) -> Option<MutexGuard<'_, T>> {
-        crate::rt::sync_point::before(self.id, crate::rt::access::AccessKind::Write);
+        crate::rt::sync_point::before(self.id, crate::vocab::AccessKind::Write);
         let held = with_exec(|ex| {
             let held = ex.is_held(self.id);
             if held {
-                ex.access(self.id, crate::rt::access::AccessKind::Read);
+                ex.access(self.id, crate::vocab::AccessKind::Read);
             }
             held
         });

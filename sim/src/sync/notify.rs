@@ -3,7 +3,8 @@
 
 use crate::rt::op::{ObjState, Op};
 use crate::rt::point::point;
-use crate::rt::{with_exec, ObjId};
+use crate::rt::with_exec;
+use crate::vocab::ObjId;
 use std::borrow::Cow;
 
 /// A notify (see the module docs).

@@ -8,7 +8,8 @@ use std::sync::{PoisonError, TryLockError};
 
 use crate::rt::op::{ObjState, Op};
 use crate::rt::point::point;
-use crate::rt::{report_value, try_with_exec, with_exec, ObjId};
+use crate::rt::{report_value, try_with_exec, with_exec};
+use crate::vocab::ObjId;
 
 /// The data sits in a `std::sync::RwLock`, never contended (the engine lets a task in only
 /// when the lock is free for it), so an `RwLock<T>` is `Send + Sync` like tokio's. A conflict

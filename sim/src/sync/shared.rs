@@ -12,11 +12,12 @@ use std::hash::Hash;
 
 use std::panic::Location;
 
-use crate::rt::access::AccessKind;
 use crate::rt::op::ObjState;
 use crate::rt::run_cell::RunCell;
 use crate::rt::task::Label;
-use crate::rt::{report_value, with_exec, ObjId};
+use crate::rt::{report_value, with_exec};
+use crate::vocab::AccessKind;
+use crate::vocab::ObjId;
 
 /// Plain state shared between tasks (see the module docs).
 pub struct Shared<T> {

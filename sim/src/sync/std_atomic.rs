@@ -8,10 +8,11 @@ use std::borrow::Cow;
 use std::fmt::Debug;
 use std::sync::atomic::Ordering;
 
-use crate::rt::access::AccessKind;
 use crate::rt::op::{AtomicOp, ObjState, Op};
 use crate::rt::sync_point::at_access_grain;
-use crate::rt::{report_observed, report_value, with_exec, ObjId};
+use crate::rt::{report_observed, report_value, with_exec};
+use crate::vocab::AccessKind;
+use crate::vocab::ObjId;
 
 /// The engine object behind one atomic: named and registered with the run that created it.
 struct Tracked {

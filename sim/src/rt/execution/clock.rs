@@ -7,9 +7,10 @@ use std::task::Waker;
 use std::time::Duration;
 
 use super::Execution;
-use crate::rt::digest::mix;
+use crate::digest::mix;
 use crate::rt::op::Op;
-use crate::rt::task::{TaskId, TaskState};
+use crate::rt::task::TaskState;
+use crate::vocab::TaskId;
 
 /// A pending timer: its deadline, then the order it was set in.
 pub(crate) type TimerKey = (Duration, u64);

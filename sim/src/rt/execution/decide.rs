@@ -4,9 +4,10 @@
 
 use super::{End, Execution};
 use crate::rt::op::{Describe, ObjState, Op};
-use crate::rt::task::{Task, TaskId, TaskState};
+use crate::rt::task::{Task, TaskState};
 use crate::strategy::{PickView, Stop};
 use crate::trace::TraceLine;
+use crate::vocab::TaskId;
 
 impl Execution {
     /// Notes the wakers called since the last decision: a blocked task whose flag is set can
@@ -124,7 +125,7 @@ impl Execution {
         let fingerprint = self.values.as_ref().map(|v| {
             // Virtual time and the timers pending are part of the state.
             let time = clock.fingerprint();
-            move || crate::rt::digest::mix(v.fingerprint(objects, tasks, task_events), time)
+            move || crate::digest::mix(v.fingerprint(objects, tasks, task_events), time)
         });
         let view = PickView {
             step: self.steps,

@@ -3,8 +3,9 @@
 
 use super::{End, Execution};
 use crate::rt::op::ObjState;
-use crate::rt::task::{TaskId, TaskState};
+use crate::rt::task::TaskState;
 use crate::trace::TraceLine;
+use crate::vocab::TaskId;
 use crate::Violation;
 
 impl Execution {

@@ -5,7 +5,8 @@
 
 use super::Execution;
 use crate::rt::op::Op;
-use crate::rt::task::{FairWait, Task, TaskId, TaskState};
+use crate::rt::task::{FairWait, Task, TaskState};
+use crate::vocab::TaskId;
 
 /// How many tasks are parked in a fair yield, and whether any yielded fairly in this run (its
 /// schedules are then the fair ones).

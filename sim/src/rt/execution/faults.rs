@@ -3,7 +3,8 @@
 
 use super::Execution;
 use crate::rt::op::{ObjState, Op};
-use crate::rt::task::{TaskId, TaskState};
+use crate::rt::task::TaskState;
+use crate::vocab::TaskId;
 
 #[derive(Default)]
 pub(crate) struct Faults {

@@ -3,8 +3,10 @@
 //! the last crash killed (see `sim::node`).
 
 use super::Execution;
-use crate::rt::op::{ObjId, ObjState, Op};
-use crate::rt::task::{TaskId, TaskState};
+use crate::rt::op::{ObjState, Op};
+use crate::rt::task::TaskState;
+use crate::vocab::ObjId;
+use crate::vocab::TaskId;
 
 /// What a node's crash does besides killing its tasks, given the node's name.
 pub(crate) type CrashHook = std::rc::Rc<dyn Fn(&str)>;

@@ -8,28 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Execution;
-use crate::rt::digest::{self, Digest};
+use crate::digest::{self, Digest};
 use crate::rt::op::Op;
-use crate::rt::task::{Task, TaskId};
+use crate::rt::task::Task;
 use crate::trace::{Mark, Trace, TraceLine};
-
-/// A decision as recorded during the run, by task number; named only when asked for (see
-/// `RunResult::decisions`). Two words' worth of them fit a small allocation per run.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Recorded {
-    Task(u32),
-    Choice(u32),
-}
-
-impl Recorded {
-    fn task(t: TaskId) -> Self {
-        Recorded::Task(u32::try_from(t.0).expect("fewer than 2^32 tasks"))
-    }
-
-    fn choice(v: usize) -> Self {
-        Recorded::Choice(u32::try_from(v).expect("a choose value below 2^32"))
-    }
-}
+use crate::vocab::result::Recorded;
+use crate::vocab::TaskId;
 
 pub(crate) struct Recorder {
     decisions: Vec<Recorded>,

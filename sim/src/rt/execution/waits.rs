@@ -10,8 +10,8 @@
 
 use super::Execution;
 use crate::rt::task::{Label, Task, WaitsOn};
-use crate::rt::ObjId;
 use crate::trace::Wait;
+use crate::vocab::ObjId;
 
 impl Execution {
     /// The running task is about to return `Pending` on `wait` (one of several, in a

@@ -4,9 +4,9 @@
 
 use super::node::Kind;
 use super::Dfs;
-use crate::rt::TaskId;
 use crate::strategy::livelock::{self, PathStep};
 use crate::strategy::{PickView, Stop};
+use crate::vocab::TaskId;
 
 impl Dfs {
     /// Whether the path from the node at `at` to the state now is a fair cycle (see

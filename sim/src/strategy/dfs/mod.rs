@@ -49,9 +49,9 @@ use std::sync::Arc;
 
 use super::visited::{sleep_set, TaskSet, TraceState, Visit, Visited};
 use super::{PickView, Reduction, RunNeeds, SearchProgress, Stop, Strategy};
-use crate::rt::digest::mix;
-use crate::rt::TaskId;
-use crate::run::{Access, RunResult};
+use crate::digest::mix;
+use crate::vocab::TaskId;
+use crate::vocab::{Access, RunResult};
 use node::{Kind, Node};
 pub use pruned::Branch;
 use pruned::PrunedSample;

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::rt::TaskId;
-use crate::run::Access;
+use crate::vocab::Access;
+use crate::vocab::TaskId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kind {

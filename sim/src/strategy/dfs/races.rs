@@ -4,7 +4,7 @@
 
 use super::node::{Kind, Node};
 use super::Dfs;
-use crate::run::{AccessKind, RunResult};
+use crate::vocab::{AccessKind, RunResult};
 
 /// A backtrack point to add at a node.
 enum Request {

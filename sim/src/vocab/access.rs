@@ -2,7 +2,7 @@
 //! reduction works from. Recorded flat (one buffer per run) since every step of every DFS run
 //! records.
 
-use super::op::ObjId;
+use super::ObjId;
 
 /// One access to an engine object by a step (the operation and the code after it, up to the
 /// task's next scheduling point). Two steps are dependent when they access a common object,
