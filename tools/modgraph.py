@@ -20,7 +20,8 @@ a path: in a `use` tree (nesting `use crate::{a::{b, c}, d}` is followed; `crate
 (`crate::b::f()`, `super::T`). A path goes down through modules to its item, and an item that
 the module it is named in only re-exports (`pub use`) is followed to where it is defined, so a
 facade that re-exports is not a dependency of the modules it re-exports from, and code naming
-the item through the facade uses the defining module. A `pub use` counts as a use of its own
+the item through the facade (or through a name a parent imported, `super::T`) uses the
+defining module. A `pub use` counts as a use of its own
 module only when the name is also used in that file. Paths to other crates are not counted.
 """
 import argparse, os, re, sys
@@ -88,8 +89,8 @@ class Crate:
         self.root = root
         self.files = {}  # module path (tuple) -> cleaned text
         self.items = {}  # module -> names defined there
-        self.reexports = {}  # module -> {name: absolute path}
-        self.globs = {}  # module -> [absolute module path] re-exported with `pub use x::*`
+        self.binds = {}  # module -> {name a `use` binds: absolute path}
+        self.globs = {}  # module -> [absolute module path] of its `use x::*`
         self.uses = {}  # module -> [(absolute path, pub name or None)]
         self.paths = {}  # module -> [relative path segments] in code
         self.body = {}  # module -> cleaned text without its `use` declarations
@@ -115,7 +116,7 @@ class Crate:
     def scan(self, mod):
         c = self.files[mod]
         self.items[mod] = {a or b for a, b in ITEM.findall(c)}
-        self.reexports[mod] = {}; self.globs[mod] = []; self.uses[mod] = []
+        self.binds[mod] = {}; self.globs[mod] = []; self.uses[mod] = []
         body = c
         for m in USE.finditer(c):
             body = body.replace(m.group(0), ' ' * len(m.group(0)), 1)
@@ -123,10 +124,10 @@ class Crate:
                                     .replace('\n', '')):
                 ab = self.absolute(mod, segs)
                 if ab is None: continue
-                if m.group(1) and not (m.group(1).strip().startswith('pub(') and
-                                       'self' in m.group(1)):
-                    if name is None: self.globs[mod].append(ab)
-                    else: self.reexports[mod][name] = ab
+                # any `use` binds a name its module's children can reach by `super::`
+                if name is None: self.globs[mod].append(ab)
+                else: self.binds[mod][name] = ab
+                if m.group(1):
                     self.uses[mod].append((ab, name if name else '*'))
                 else:
                     self.uses[mod].append((ab, None))
@@ -156,8 +157,8 @@ class Crate:
             cur += (segs[i],); i += 1
         if i == len(segs) or seen > 20: return cur
         name = segs[i]
-        if name in self.reexports.get(cur, {}) and name not in self.items.get(cur, ()):
-            return self.resolve(self.reexports[cur][name] + segs[i + 1:], seen + 1)
+        if name in self.binds.get(cur, {}) and name not in self.items.get(cur, ()):
+            return self.resolve(self.binds[cur][name] + segs[i + 1:], seen + 1)
         if name not in self.items.get(cur, ()):
             for g in self.globs.get(cur, []):
                 t = self.resolve(list(g) + segs[i:], seen + 1)
