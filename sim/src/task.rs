@@ -14,7 +14,37 @@ use crate::vocab::{ObjId, TaskId};
 
 pub use crate::rt::model_task::take_last_panic;
 pub use crate::rt::point::Cancelled;
-pub use crate::rt::task::{cancel, is_engine_unwind, panic_caught, panic_observed};
+
+/// Marks task `id` cancelled: a stackful task unwinds (`Cancelled`) when it goes on from the
+/// next await that parks it (a yield, an I/O point), where tokio would return `Pending` and
+/// drop an aborted task; the other kinds of task are cancelled by whoever polls them.
+pub fn cancel(id: TaskId) {
+    with_exec(|ex| {
+        if let Some(task) = ex.tasks.get_mut(id.0) {
+            task.cancelled = true;
+        }
+    });
+}
+
+/// A task's panic was caught to be handed to its joiner (`message` says which task and why):
+/// until `panic_observed` says the joiner took it, a run that ends fails with it (see
+/// `Execution::finish`). Returns its number.
+pub fn panic_caught(message: String) -> u64 {
+    with_exec(|ex| ex.panic_caught(message))
+}
+
+/// The joiner took the caught panic number `id`.
+pub fn panic_observed(id: u64) {
+    crate::rt::try_with_exec(|ex| {
+        ex.panic_observed(id);
+    });
+}
+
+/// Whether a panic payload caught in a task is the engine unwinding an abandoned task (its run
+/// is over, or its node crashed): it must be resumed (`std::panic::resume_unwind`), never kept.
+pub fn is_engine_unwind(payload: &(dyn std::any::Any + Send)) -> bool {
+    crate::rt::coroutine::is_abandon(payload)
+}
 
 /// Spawns a task named `name` whose output its `JoinHandle` yields. A panic in the task ends
 /// the run as a `panic` violation (that is the bug a test is looking for), so awaiting the

@@ -6,8 +6,6 @@ use std::sync::Arc;
 use std::task::Waker;
 
 use super::op::Op;
-use super::with_exec;
-use crate::vocab::TaskId;
 
 pub(crate) struct Task {
     pub name: Arc<str>,
@@ -22,14 +20,14 @@ pub(crate) struct Task {
     /// The value drawn for the task's last `choose`.
     pub choice: usize,
     /// The object its end writes, when someone may join it.
-    pub done: Option<super::ObjId>,
+    pub done: Option<crate::vocab::ObjId>,
     /// The step at which the strategy last granted it the baton.
     pub last_granted: Option<usize>,
     /// Set by the waker the task's future sees (`TaskWake`); read at each decision while the
     /// task is blocked on it (`Op::Blocked`).
     pub wake_flag: Option<Arc<TaskWake>>,
     /// Its wake-up object, once it has blocked on a waker.
-    pub wake_obj: Option<super::ObjId>,
+    pub wake_obj: Option<crate::vocab::ObjId>,
     /// While it waits in a fair yield: the step from which the others' steps count, and the
     /// tasks that were enabled then (see `Execution::fair`).
     pub fair_wait: Option<FairWait>,
@@ -118,7 +116,7 @@ impl Label {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WaitsOn {
     pub op: Label,
-    pub object: super::ObjId,
+    pub object: crate::vocab::ObjId,
     pub state: &'static str,
 }
 
@@ -139,37 +137,6 @@ impl FairWait {
                 .is_none_or(|g| g < self.since)
         })
     }
-}
-
-/// Marks task `id` cancelled: a stackful task unwinds (`Cancelled`) when it goes on from the
-/// next await that parks it (a yield, an I/O point), where tokio would return `Pending` and
-/// drop an aborted task; the other kinds of task are cancelled by whoever polls them.
-pub fn cancel(id: TaskId) {
-    with_exec(|ex| {
-        if let Some(task) = ex.tasks.get_mut(id.0) {
-            task.cancelled = true;
-        }
-    });
-}
-
-/// A task's panic was caught to be handed to its joiner (`message` says which task and why):
-/// until `panic_observed` says the joiner took it, a run that ends fails with it (see
-/// `Execution::finish`). Returns its number.
-pub fn panic_caught(message: String) -> u64 {
-    with_exec(|ex| ex.panic_caught(message))
-}
-
-/// The joiner took the caught panic number `id`.
-pub fn panic_observed(id: u64) {
-    super::try_with_exec(|ex| {
-        ex.panic_observed(id);
-    });
-}
-
-/// Whether a panic payload caught in a task is the engine unwinding an abandoned task (its run
-/// is over, or its node crashed): it must be resumed (`std::panic::resume_unwind`), never kept.
-pub fn is_engine_unwind(payload: &(dyn std::any::Any + Send)) -> bool {
-    super::coroutine::is_abandon(payload)
 }
 
 /// What a model task's waker does: note that the task may go on. It touches nothing else (a
