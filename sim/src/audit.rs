@@ -8,10 +8,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::explore::Summary;
 use crate::model::Model;
 use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
-use crate::strategy::{Dfs, Reduction, Strategy};
+use crate::strategy::{Branch, Dfs, Reduction, Strategy};
 
 /// Plain-DFS runs spent below each sampled branch (most subtrees are far smaller).
 pub const RUNS_PER_BRANCH: u64 = 250;
@@ -48,27 +47,32 @@ impl AuditReport {
     }
 }
 
-/// Re-explores the pruned branches `summary` sampled (see the module docs).
-pub fn audit(model: &dyn Model, summary: &Summary, max_steps: usize) -> AuditReport {
-    let found: BTreeSet<&str> = summary
-        .violations
-        .iter()
-        .map(|f| f.invariant.as_str())
-        .collect();
+/// Re-explores the `sample` of the `pruned` branches a reduced search pruned, looking for a
+/// violation of an invariant not in `found` or an end state not in `end_states` (what the
+/// search reached; see the module docs). Takes them as they are, so the explorer (which holds
+/// them in its `Summary`) sits above the audit, not beside it.
+pub fn audit(
+    model: &dyn Model,
+    sample: &[Branch],
+    pruned: u64,
+    found: &BTreeSet<&str>,
+    end_states: &BTreeSet<u64>,
+    max_steps: usize,
+) -> AuditReport {
     let config = RunConfig {
         max_steps,
         trace: false,
         record_accesses: false,
     };
     let mut report = AuditReport {
-        pruned: summary.pruned_branches,
-        audited: summary.pruned_sample.len(),
+        pruned,
+        audited: sample.len(),
         complete: 0,
         runs: 0,
         misses: Vec::new(),
     };
     let mut missed: BTreeSet<String> = BTreeSet::new();
-    for branch in &summary.pruned_sample {
+    for branch in sample {
         let mut dfs = Dfs::new(branch.bound, Reduction::None);
         if model.state_visible() {
             dfs = dfs.by_value();
@@ -83,7 +87,7 @@ pub fn audit(model: &dyn Model, summary: &Summary, max_steps: usize) -> AuditRep
                 RunOutcome::Violation(v) if !found.contains(v.invariant.as_str()) => {
                     format!("violation {}: {}", v.invariant, v.message)
                 }
-                RunOutcome::Holds if !summary.end_states.contains(&r.end_state) => {
+                RunOutcome::Holds if !end_states.contains(&r.end_state) => {
                     format!("end state {:016x}", r.end_state)
                 }
                 _ => continue,

@@ -248,7 +248,20 @@ impl<'m> Explorer<'m> {
                 StrategyKind::Dfs { reduction, .. } if reduction != Reduction::None
             );
         if audit > 0 && reduced && !stop_on_first && !cancelled {
-            summary.audit = Some(crate::audit::audit(model, &summary, max_steps));
+            let found = summary
+                .violations
+                .iter()
+                .map(|f| f.invariant.as_str())
+                .collect();
+            let report = crate::audit::audit(
+                model,
+                &summary.pruned_sample,
+                summary.pruned_branches,
+                &found,
+                &summary.end_states,
+                max_steps,
+            );
+            summary.audit = Some(report);
         }
         Ok(summary)
     }
