@@ -9,8 +9,9 @@ use sim::explore::{Explorer, SearchVerdict};
 use sim::strategy::StrategyKind;
 use sim::Grain;
 
-use crate::failure::{self, Failure, TestInfo};
-use crate::regressions::{self, Regression};
+use crate::failure::{self, TestInfo};
+use crate::outcome::{Outcome, Regression, Report, Status};
+use crate::regressions;
 use crate::settings::Settings;
 use crate::shard::ShardSummary;
 use crate::test_model::TestModel;
@@ -311,7 +312,7 @@ impl Check {
             .map_or_else(|| "check".to_string(), |t| t.path.clone());
         let report = self.run_reported(true);
         for r in &report.regressions {
-            if let regressions::Status::Drifted(why) = &r.status {
+            if let Status::Drifted(why) = &r.status {
                 eprintln!("braid: regression file {} drifted: {why}", r.file.display());
             }
         }
@@ -485,64 +486,4 @@ fn budget_without_target(model: &TestModel, probe: &sim::RunResult) -> Option<St
         ));
     }
     None
-}
-
-/// What a check found.
-///
-/// ```
-/// let report = braid::check(|| async {}).run();
-/// match &report.outcome {
-///     braid::Outcome::Holds { coverage, .. } => assert!(coverage.starts_with("every schedule")),
-///     other => panic!("{other:?}"),
-/// }
-/// assert!(report.failure().is_none());
-/// ```
-#[derive(Debug)]
-pub struct Report {
-    /// The verdict.
-    pub outcome: Outcome,
-    /// The committed regression files replayed before exploring, and how each went.
-    pub regressions: Vec<Regression>,
-}
-
-impl Report {
-    /// The failing schedule, if the check failed.
-    pub fn failure(&self) -> Option<&Failure> {
-        match &self.outcome {
-            Outcome::Failed(f) => Some(f),
-            _ => None,
-        }
-    }
-}
-
-/// The verdict of a check.
-///
-/// ```
-/// let outcome = braid::check(|| async { braid::task::yield_now().await })
-///     .strategy(braid::Strategy::dfs(None))
-///     .runs(1)
-///     .run()
-///     .outcome;
-/// // One run cannot finish the proof the DFS strategy asks for.
-/// assert!(matches!(outcome, braid::Outcome::Holds { .. } | braid::Outcome::Inconclusive(_)));
-/// ```
-#[derive(Debug)]
-pub enum Outcome {
-    /// No schedule explored failed.
-    Holds {
-        /// Runs explored.
-        runs: u64,
-        /// Every schedule was explored.
-        exhaustive: bool,
-        /// What the runs cover, in words ("every schedule", "every schedule within 2
-        /// preemptions, then 8000 portfolio runs").
-        coverage: String,
-    },
-    /// A schedule failed (a panic, a property, a deadlock, a livelock).
-    Failed(Box<Failure>),
-    /// Nothing a pass could rest on: no run reached its end, or a requested proof (DFS) ran
-    /// out of budget before it finished.
-    Inconclusive(String),
-    /// The replay file in `BRAID_REPLAY` no longer fits the test.
-    Drifted(String),
 }

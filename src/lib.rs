@@ -53,6 +53,7 @@ mod check;
 mod failure;
 pub mod linearizable;
 pub mod node;
+mod outcome;
 mod outcome_file;
 mod property;
 mod regressions;
@@ -67,11 +68,11 @@ mod test_model;
 pub mod tokio;
 mod world;
 
-pub use check::{check, Check, Outcome, Report, Strategy};
+pub use check::{check, Check, Strategy};
 pub use failure::{Failure, Source};
 pub use linearizable::linearizable;
+pub use outcome::{Outcome, Regression, Report, Status as RegressionStatus};
 pub use property::{always, eventually, Log, Property};
-pub use regressions::{Regression, Status as RegressionStatus};
 pub use sim::Grain;
 pub use task::spawn;
 

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::check::{Outcome, Report};
 use crate::failure::{Source, TestInfo};
+use crate::outcome::{Outcome, Report};
 
 /// The format of these files.
 pub(crate) const FORMAT: u32 = 1;

@@ -6,47 +6,10 @@ use std::path::{Path, PathBuf};
 use sim::replay_file::{DigestCheck, ReplayFile};
 use sim::RunOutcome;
 
-use crate::check::Outcome;
 use crate::failure::{traced_replay, Failure, Source, TestInfo};
+use crate::outcome::{Outcome, Regression, Status};
 use crate::settings::Settings;
 use crate::test_model::TestModel;
-
-/// A committed regression file, and how its replay went.
-///
-/// ```
-/// let dir = std::env::temp_dir().join("braid-doc-regressions-empty");
-/// let report = braid::check(|| async {}).regressions(&dir).run();
-/// // No files there: nothing replayed first.
-/// assert!(report.regressions.is_empty());
-/// ```
-#[derive(Clone, Debug)]
-pub struct Regression {
-    /// The file.
-    pub file: PathBuf,
-    /// How its replay went.
-    pub status: Status,
-}
-
-/// How a committed regression file replayed.
-#[derive(Clone, Debug)]
-pub enum Status {
-    /// The schedule ran to its end without failing: the bug it recorded is fixed.
-    Passes,
-    /// The schedule fails again the same way.
-    FailsAgain(Box<Failure>),
-    /// The schedule no longer fits the test (it changed): the file should be re-recorded or
-    /// removed. Reported, not failed: a fix often changes the schedule.
-    Drifted(String),
-}
-
-impl Regression {
-    pub(crate) fn failure(&self) -> Option<&Failure> {
-        match &self.status {
-            Status::FailsAgain(f) => Some(f),
-            _ => None,
-        }
-    }
-}
 
 /// What `BRAID_REPLAY` asked of this check.
 pub(crate) enum Requested {
