@@ -106,7 +106,7 @@ impl Check {
             1 <= index && index <= count,
             "braid: shard {index} of {count}: need 1 <= index <= count"
         );
-        self.settings.shard = Some(crate::shard::Shard { index, count });
+        self.settings.shard = Some(crate::settings::Shard { index, count });
         self
     }
 

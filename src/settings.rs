@@ -3,15 +3,15 @@
 //! `BRAID_OUT` (where failures' replay files go), `BRAID_STRATEGY` (`default`, `random`,
 //! `pct` or `pct:<depth>`, `portfolio`, `dfs` or `dfs:<preemption bound>`), `BRAID_REPORT`
 //! (a directory where each check writes its outcome as JSON, for `braid explore --test`), and
-//! `BRAID_SHARD` (`i/n`: search shard i of n of the runs; see `shard.rs`).
+//! `BRAID_SHARD` (`i/n`: search shard i of n of the runs; see `Shard` and `shard.rs`).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use sim::env_overrides::{var, Overrides};
+use sim::explore::Explorer;
 use sim::strategy::StrategyKind;
-
-use crate::shard::Shard;
+use sim::summary_file::ShardInfo;
 
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
@@ -68,6 +68,50 @@ impl Settings {
             self.shard = Some(shard);
         }
         self
+    }
+}
+
+/// Shard `index` (1-based) of `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// `i/n` with 1 <= i <= n.
+    pub fn parse(text: &str) -> Option<Shard> {
+        let (i, n) = text.split_once('/')?;
+        let (index, count) = (i.trim().parse().ok()?, n.trim().parse().ok()?);
+        (1 <= index && index <= count).then_some(Shard { index, count })
+    }
+
+    /// How many of run indices 0..runs fall to this shard (i-1, i-1+n, ...).
+    pub fn share(self, runs: u64) -> u64 {
+        sim::explore::shard_runs(self.index, self.count, runs)
+    }
+
+    /// The budget of the whole search, before it was split: none for a time budget or an
+    /// exhaustive DFS.
+    fn whole_budget(settings: &Settings) -> Option<u64> {
+        sim::explore::budget_runs(settings.runs, settings.time, settings.strategy)
+    }
+
+    /// The explorer restricted to this shard, with its share of the budget.
+    pub fn restrict<'a>(self, explorer: Explorer<'a>, settings: &Settings) -> Explorer<'a> {
+        let explorer = explorer.first_run(self.index - 1).stride(self.count);
+        match Self::whole_budget(settings) {
+            Some(runs) => explorer.runs(self.share(runs).max(1)),
+            None => explorer,
+        }
+    }
+
+    pub(crate) fn info(self, settings: &Settings) -> ShardInfo {
+        ShardInfo {
+            index: self.index,
+            count: self.count,
+            budget_runs: Self::whole_budget(settings),
+        }
     }
 }
 

@@ -5,61 +5,17 @@
 //! `braid explore --format json`'s format to `<out>/shards/<test>.<i>-of-<n>.json`, so
 //! `braid merge` joins the shards into the verdict one machine would give: the same runs,
 //! the same distinct schedules and end states, and the first violation by run index.
+//! Which shard a check searches is one of its settings (`settings::Shard`, which restricts the
+//! explorer); this module writes the shard's summary.
 
 use std::path::{Path, PathBuf};
 
-use sim::explore::{Explorer, Found, SearchVerdict, Summary};
-use sim::summary_file::{
-    Judged, ScenarioReport, ShardInfo, Subject, ViolationReport, SHARD_SUFFIX,
-};
+use sim::explore::{Found, SearchVerdict, Summary};
+use sim::summary_file::{Judged, ScenarioReport, Subject, ViolationReport, SHARD_SUFFIX};
 
 use crate::failure::Failure;
-use crate::settings::Settings;
+use crate::settings::{Settings, Shard};
 use crate::test_model::TestModel;
-
-/// Shard `index` (1-based) of `count`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Shard {
-    pub index: u64,
-    pub count: u64,
-}
-
-impl Shard {
-    /// `i/n` with 1 <= i <= n.
-    pub fn parse(text: &str) -> Option<Shard> {
-        let (i, n) = text.split_once('/')?;
-        let (index, count) = (i.trim().parse().ok()?, n.trim().parse().ok()?);
-        (1 <= index && index <= count).then_some(Shard { index, count })
-    }
-
-    /// How many of run indices 0..runs fall to this shard (i-1, i-1+n, ...).
-    pub fn share(self, runs: u64) -> u64 {
-        sim::explore::shard_runs(self.index, self.count, runs)
-    }
-
-    /// The budget of the whole search, before it was split: none for a time budget or an
-    /// exhaustive DFS.
-    fn whole_budget(settings: &Settings) -> Option<u64> {
-        sim::explore::budget_runs(settings.runs, settings.time, settings.strategy)
-    }
-
-    /// The explorer restricted to this shard, with its share of the budget.
-    pub fn restrict<'a>(self, explorer: Explorer<'a>, settings: &Settings) -> Explorer<'a> {
-        let explorer = explorer.first_run(self.index - 1).stride(self.count);
-        match Self::whole_budget(settings) {
-            Some(runs) => explorer.runs(self.share(runs).max(1)),
-            None => explorer,
-        }
-    }
-
-    fn info(self, settings: &Settings) -> ShardInfo {
-        ShardInfo {
-            index: self.index,
-            count: self.count,
-            budget_runs: Self::whole_budget(settings),
-        }
-    }
-}
 
 /// A shard's summary of one test, and where it goes.
 pub(crate) struct ShardSummary<'a> {
