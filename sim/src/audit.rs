@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use crate::model::Model;
 use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
-use crate::strategy::{Branch, Dfs, Reduction, Strategy};
+use crate::strategy::{Branch, Dfs, Reduction, Scheduler};
 
 /// Plain-DFS runs spent below each sampled branch (most subtrees are far smaller).
 pub const RUNS_PER_BRANCH: u64 = 250;
@@ -77,7 +77,7 @@ pub fn audit(
         if model.state_visible() {
             dfs = dfs.by_value();
         }
-        let mut strategy: Box<dyn Strategy> = Box::new(dfs.below(branch));
+        let mut strategy: Box<dyn Scheduler> = Box::new(dfs.below(branch));
         let mut runs = 0;
         while !strategy.progress().exhausted && runs < RUNS_PER_BRANCH {
             let (r, s) = run_once(model, strategy, runs, &config);

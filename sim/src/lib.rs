@@ -1,6 +1,6 @@
 //! braid's engine: a deterministic, controlled executor on madsim. A model is ordinary async
 //! Rust whose tasks share state through the primitives in [`sync`]; every operation on them is
-//! a scheduling point, and a [`Strategy`](strategy::Strategy) — not madsim — picks which task
+//! a scheduling point, and a [`Scheduler`](strategy::Scheduler) — not madsim — picks which task
 //! runs at each one. Runs are judged by [`invariant`]s over the model's [`History`].
 
 #![warn(missing_docs)]

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use crate::model::Model;
 use crate::rt::execution::{End, Execution, Setup};
 use crate::rt::{self, with_exec};
-use crate::strategy::Strategy;
+use crate::strategy::Scheduler;
 use crate::vocab::result::Schedule;
 pub use crate::vocab::{describe_size, Access, AccessKind, RunOutcome, RunResult, StepAccesses};
 
@@ -43,10 +43,10 @@ impl Default for RunConfig {
 /// Runs `model` once under `strategy` as run number `run`, and hands the strategy back.
 pub fn run_once(
     model: &dyn Model,
-    mut strategy: Box<dyn Strategy>,
+    mut strategy: Box<dyn Scheduler>,
     run: u64,
     config: &RunConfig,
-) -> (RunResult, Box<dyn Strategy>) {
+) -> (RunResult, Box<dyn Scheduler>) {
     rt::model_task::install_panic_hook();
     let needs = strategy.begin_run(run);
     let clock_jumps = match needs.clock_jumps {

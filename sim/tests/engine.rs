@@ -6,7 +6,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use sim::invariant::Invariant;
-use sim::strategy::{Guided, Pct, Random, Replay, Strategy, Switches};
+use sim::strategy::{Guided, Pct, Random, Replay, Scheduler, Switches};
 use sim::sync::{channel, Mutex, Notify};
 use sim::{run_once, yield_point, History, Model, Monitor, RunConfig, RunOutcome};
 
@@ -401,7 +401,7 @@ fn pct_finds_a_depth_two_bug_that_a_non_preemptive_run_misses() {
     .0;
     assert_eq!(calm.outcome, RunOutcome::Holds);
     assert_eq!(calm.preemptions, 0);
-    let mut strategy: Box<dyn Strategy> = Box::new(Pct::new(5, 2, 6));
+    let mut strategy: Box<dyn Scheduler> = Box::new(Pct::new(5, 2, 6));
     let mut found = None;
     for run in 0..100 {
         let (r, s) = run_once(&OrderBug, strategy, run, &config(false));

@@ -109,7 +109,7 @@ impl Explorer<'_> {
 
     /// Estimates a run's length (for PCT) from a few random runs; deterministic in the seed.
     pub(super) fn calibrate(&self, config: &RunConfig) -> usize {
-        let mut strategy: Box<dyn crate::strategy::Strategy> = Box::new(Random::new(!self.seed));
+        let mut strategy: Box<dyn crate::strategy::Scheduler> = Box::new(Random::new(!self.seed));
         let mut longest = 1;
         for run in 0..CALIBRATION_RUNS {
             let (r, s) = run_once(self.model, strategy, run, config);

@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::{ExploreError, Explorer, Found, PlanReport, Progress, Summary};
 use crate::distinct::Distinct;
 use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
-use crate::strategy::{Dfs, Plan, Reduction, Split, Strategy, StrategyKind};
+use crate::strategy::{Dfs, Plan, Reduction, Scheduler, Split, StrategyKind};
 
 /// Branching decision nodes above the subtrees a split DFS hands out to jobs and shards.
 const SPLIT_DEPTH: usize = 3;
@@ -89,7 +89,7 @@ impl Explorer<'_> {
 
     /// What an exhausted strategy proved: every schedule, or (when its preemption bound cut
     /// some) every one within the bound.
-    fn mark_exhausted(&self, summary: &mut Summary, strategy: &dyn Strategy) {
+    fn mark_exhausted(&self, summary: &mut Summary, strategy: &dyn Scheduler) {
         let bound = match self.strategy {
             StrategyKind::Dfs {
                 preemption_bound, ..
@@ -107,7 +107,7 @@ impl Explorer<'_> {
         budget_runs: Option<u64>,
         summary: &Summary,
         start: Instant,
-        strategy: &dyn Strategy,
+        strategy: &dyn Scheduler,
     ) -> bool {
         budget_runs.is_some_and(|b| summary.runs >= b)
             || self.time.is_some_and(|t| start.elapsed() >= t)
@@ -119,7 +119,7 @@ impl Explorer<'_> {
     }
 
     /// The strategy; a DFS split over jobs or shards explores only its own subtrees.
-    fn build_strategy(&self, steps_estimate: usize) -> Box<dyn Strategy> {
+    fn build_strategy(&self, steps_estimate: usize) -> Box<dyn Scheduler> {
         if self.strategy == StrategyKind::Default {
             let reduction = match self.plain_plan || !self.model.reduction_safe() {
                 true => Reduction::None,
@@ -180,7 +180,7 @@ impl Tally {
         summary: &mut Summary,
         run: u64,
         result: &RunResult,
-        strategy: &dyn Strategy,
+        strategy: &dyn Scheduler,
         kind: StrategyKind,
     ) -> Result<bool, ExploreError> {
         summary.runs += 1;
@@ -215,7 +215,7 @@ impl Tally {
 
     /// The summary once the loop stops: the plan's phases, what the strategy pruned, the
     /// schedules and violations seen.
-    fn finish(self, mut summary: Summary, strategy: &dyn Strategy) -> Summary {
+    fn finish(self, mut summary: Summary, strategy: &dyn Scheduler) -> Summary {
         if let Some(p) = strategy.progress().plan {
             let proved_bound = p.finished_bound.filter(|_| !p.complete);
             summary.exhaustive = p.complete;

@@ -27,7 +27,7 @@ use super::state::ValueState;
 use super::step_bound::StepBound;
 use super::task::{Task, TaskState};
 use crate::model::Grain;
-use crate::strategy::Strategy;
+use crate::strategy::Scheduler;
 use crate::vocab::ObjId;
 use crate::vocab::TaskId;
 use crate::vocab::{AccessKind, StepAccesses};
@@ -115,7 +115,7 @@ pub(crate) struct Execution {
     holders: std::collections::BTreeMap<usize, Vec<usize>>,
     /// State a library keeps per run (hosts, connections, disks), by type (see `sim::run_local`).
     run_locals: std::collections::BTreeMap<std::any::TypeId, std::rc::Rc<dyn std::any::Any>>,
-    strategy: Box<dyn Strategy>,
+    strategy: Box<dyn Scheduler>,
     root_waker: Option<Waker>,
     /// The enabled tasks of the last decision (kept to reuse its allocation).
     enabled: Vec<TaskId>,
@@ -139,7 +139,7 @@ pub(crate) struct Execution {
 }
 
 impl Execution {
-    pub(crate) fn new(strategy: Box<dyn Strategy>, setup: Setup) -> Self {
+    pub(crate) fn new(strategy: Box<dyn Scheduler>, setup: Setup) -> Self {
         // Sized as the last run on this thread was: runs of one model are alike, so the task
         // and object lists are allocated once instead of grown step by step.
         let (tasks, objects) = LAST_RUN_SIZES.with(Cell::get);
@@ -352,7 +352,7 @@ impl Execution {
         &self.objects[obj.0].name
     }
 
-    pub(crate) fn into_strategy(self) -> Box<dyn Strategy> {
+    pub(crate) fn into_strategy(self) -> Box<dyn Scheduler> {
         LAST_RUN_SIZES.with(|sizes| sizes.set((self.tasks.len(), self.objects.len())));
         self.strategy
     }

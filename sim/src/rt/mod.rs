@@ -1,6 +1,6 @@
 //! The controlled executor: one execution per run, a baton that only one task holds, and the
 //! bookkeeping that decides which task holds it next. Nothing here knows any model or strategy
-//! beyond the `Strategy` trait.
+//! beyond the `Scheduler` trait.
 
 pub(crate) mod coroutine;
 pub(crate) mod execution;

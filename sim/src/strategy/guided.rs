@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{PickView, RunNeeds, Stop, Strategy};
+use super::{PickView, RunNeeds, Scheduler, Stop};
 use crate::schedule::Decision;
 use crate::vocab::TaskId;
 
@@ -56,7 +56,7 @@ impl Guided {
     }
 }
 
-impl Strategy for Guided {
+impl Scheduler for Guided {
     fn begin_run(&mut self, _run: u64) -> RunNeeds {
         self.next_choice = 0;
         RunNeeds::SEARCH

@@ -1,5 +1,7 @@
-//! Scheduling strategies. The executor asks a `Strategy` which enabled task runs next and which
-//! value a `choose` draws; it knows nothing else about how they decide. One strategy per file.
+//! Scheduling strategies. The executor asks a `Scheduler` (the trait every strategy here
+//! implements) which enabled task runs next and which value a `choose` draws; it knows nothing
+//! else about how they decide. One strategy per file. Which one a search uses is a
+//! `StrategyKind` (`braid::Strategy` to a test), built into a `Box<dyn Scheduler>`.
 
 mod dfs;
 mod guided;
@@ -78,10 +80,11 @@ impl PickView<'_> {
     }
 }
 
-/// Decides every interleaving and every data choice of a run. Every strategy answers these;
+/// The engine's scheduler: decides every interleaving and every data choice of a run. Every
+/// strategy in this module is one (`StrategyKind::build` makes them), and answers these;
 /// what only a search knows (how far it got, what it pruned) is one question, `progress`, so
 /// that a sampler need not say "nothing" seven times over (shuttle's `Scheduler` has three).
-pub trait Strategy {
+pub trait Scheduler {
     /// Prepares run number `run`; all randomness of the run derives from (seed, run). Says what
     /// the run needs of the engine, which may differ run by run (the plan takes turns).
     fn begin_run(&mut self, run: u64) -> RunNeeds;
@@ -102,7 +105,7 @@ pub trait Strategy {
     }
 }
 
-/// What a run needs of the engine, as its strategy says when it begins (`Strategy::begin_run`).
+/// What a run needs of the engine, as its strategy says when it begins (`Scheduler::begin_run`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunNeeds {
     /// Keep a fingerprint of the run's state by value for `PickView::state` (costs a hash of
@@ -128,7 +131,7 @@ impl RunNeeds {
     };
 }
 
-/// How far a search has got (`Strategy::progress`), read after each run.
+/// How far a search has got (`Scheduler::progress`), read after each run.
 #[derive(Clone, Copy, Debug)]
 pub struct SearchProgress<'a> {
     /// Nothing is left to explore (exhaustive strategies only).
@@ -278,7 +281,7 @@ impl StrategyKind {
 
     /// Builds the strategy for an exploration seeded with `seed`. `steps` estimates a run's
     /// length (PCT places its change points within it).
-    pub fn build(&self, seed: u64, steps: usize) -> Box<dyn Strategy> {
+    pub fn build(&self, seed: u64, steps: usize) -> Box<dyn Scheduler> {
         match *self {
             StrategyKind::Random => Box::new(Random::new(seed)),
             StrategyKind::Pct { depth } => Box::new(Pct::new(seed, depth, steps)),

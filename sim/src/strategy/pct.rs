@@ -10,7 +10,7 @@ use rand::seq::index::sample;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{run_rng, PickView, RunNeeds, Stop, Strategy};
+use super::{run_rng, PickView, RunNeeds, Scheduler, Stop};
 use crate::vocab::TaskId;
 
 /// The PCT strategy (see the module docs).
@@ -57,7 +57,7 @@ impl Pct {
     }
 }
 
-impl Strategy for Pct {
+impl Scheduler for Pct {
     /// A sample keeps tokio's paused clock (see `RunNeeds::clock_jumps`).
     fn begin_run(&mut self, run: u64) -> RunNeeds {
         self.rng = run_rng(self.seed, run);

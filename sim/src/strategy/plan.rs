@@ -10,7 +10,7 @@
 //! is found by the enumeration.
 
 use super::{
-    Dfs, PickView, Portfolio, Reduction, RunNeeds, SearchProgress, Stop, Strategy, StrategyKind,
+    Dfs, PickView, Portfolio, Reduction, RunNeeds, Scheduler, SearchProgress, Stop, StrategyKind,
 };
 use crate::vocab::RunOutcome;
 use crate::vocab::TaskId;
@@ -96,7 +96,7 @@ impl Plan {
         dfs
     }
 
-    fn active(&mut self) -> &mut dyn Strategy {
+    fn active(&mut self) -> &mut dyn Scheduler {
         match self.turn {
             Turn::Dfs => &mut self.dfs,
             Turn::Sample => &mut self.sample,
@@ -104,7 +104,7 @@ impl Plan {
     }
 }
 
-impl Strategy for Plan {
+impl Scheduler for Plan {
     fn begin_run(&mut self, run: u64) -> RunNeeds {
         if self.complete {
             self.turn = Turn::Sample;

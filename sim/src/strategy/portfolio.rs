@@ -2,7 +2,7 @@
 //! like any other run, so each run still reproduces alone. Random finds shallow bugs in a few
 //! runs; PCT at several depths covers the deeper orderings without guessing the depth.
 
-use super::{Pct, PickView, Random, RunNeeds, Stop, Strategy};
+use super::{Pct, PickView, Random, RunNeeds, Scheduler, Stop};
 use crate::vocab::RunResult;
 use crate::vocab::TaskId;
 
@@ -11,14 +11,14 @@ pub const PORTFOLIO_DEPTHS: [usize; 3] = [2, 3, 5];
 
 /// Random and PCT at several depths, one per run in turn (see the module docs).
 pub struct Portfolio {
-    members: Vec<Box<dyn Strategy>>,
+    members: Vec<Box<dyn Scheduler>>,
     active: usize,
 }
 
 impl Portfolio {
     /// The portfolio seeded by `seed`, its PCT members' change points within `steps` steps.
     pub fn new(seed: u64, steps: usize) -> Self {
-        let mut members: Vec<Box<dyn Strategy>> = vec![Box::new(Random::new(seed))];
+        let mut members: Vec<Box<dyn Scheduler>> = vec![Box::new(Random::new(seed))];
         for depth in PORTFOLIO_DEPTHS {
             members.push(Box::new(Pct::new(seed, depth, steps)));
         }
@@ -26,7 +26,7 @@ impl Portfolio {
     }
 }
 
-impl Strategy for Portfolio {
+impl Scheduler for Portfolio {
     fn begin_run(&mut self, run: u64) -> RunNeeds {
         self.active = (run % self.members.len() as u64) as usize;
         self.members[self.active].begin_run(run)

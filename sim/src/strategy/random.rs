@@ -3,7 +3,7 @@
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{run_rng, PickView, RunNeeds, Stop, Strategy};
+use super::{run_rng, PickView, RunNeeds, Scheduler, Stop};
 use crate::vocab::TaskId;
 
 /// Uniformly random scheduling (see the module docs).
@@ -22,7 +22,7 @@ impl Random {
     }
 }
 
-impl Strategy for Random {
+impl Scheduler for Random {
     /// A sample keeps tokio's paused clock (see `RunNeeds::clock_jumps`).
     fn begin_run(&mut self, run: u64) -> RunNeeds {
         self.rng = run_rng(self.seed, run);

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::livelock::{self, PathStep};
-use super::{PickView, RunNeeds, Stop, Strategy};
+use super::{PickView, RunNeeds, Scheduler, Stop};
 use crate::schedule::{Decision, Divergence};
 use crate::vocab::TaskId;
 
@@ -86,7 +86,7 @@ impl Replay {
     }
 }
 
-impl Strategy for Replay {
+impl Scheduler for Replay {
     fn begin_run(&mut self, _run: u64) -> RunNeeds {
         self.next = 0;
         self.seen.clear();

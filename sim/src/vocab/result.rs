@@ -1,5 +1,5 @@
 //! What one run came to (`RunResult`): how it ended, the decisions it took, its size, digests
-//! and accesses. Made by `run::run_once`, read by the strategies (`Strategy::end_run`), the
+//! and accesses. Made by `run::run_once`, read by the strategies (`Scheduler::end_run`), the
 //! explorer, the shrinker and the replay files: so it sits below all of them.
 
 use std::sync::Arc;

@@ -48,7 +48,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::visited::{sleep_set, TaskSet, TraceState, Visit, Visited};
-use super::{PickView, Reduction, RunNeeds, SearchProgress, Stop, Strategy};
+use super::{PickView, Reduction, RunNeeds, Scheduler, SearchProgress, Stop};
 use crate::digest::mix;
 use crate::vocab::TaskId;
 use crate::vocab::{Access, RunResult};
@@ -398,7 +398,7 @@ impl Dfs {
     }
 }
 
-impl Strategy for Dfs {
+impl Scheduler for Dfs {
     fn begin_run(&mut self, _run: u64) -> RunNeeds {
         self.confirming = None;
         self.depth = 0;
