@@ -228,14 +228,12 @@ def report(root, depth, why_all):
     print(f'{root} (depth {depth}): {len(g)} modules')
     for L in range(max(layer.values(), default=-1) + 1):
         print(f'  layer {L}')
-        for i, c in enumerate(comps):
-            if layer[i] != L: continue
-            for v in c:
-                mark = '  (cycle)' if len(c) > 1 else ''
-                print(f"    {v:<22} -> {', '.join(sorted(g[v])) or '-'}{mark}")
-                for w in sorted(g[v]) if why_all else ():
-                    for p in sorted(why[(v, w)]):
-                        print(f'        {w}: {p}')
+        for v in sorted(v for i, c in enumerate(comps) if layer[i] == L for v in c):
+            mark = '  (cycle)' if len(comps[comp_of[v]]) > 1 else ''
+            print(f"    {v:<22} -> {', '.join(sorted(g[v])) or '-'}{mark}")
+            for w in sorted(g[v]) if why_all else ():
+                for p in sorted(why[(v, w)]):
+                    print(f'        {w}: {p}')
     cycles = [c for c in comps if len(c) > 1]
     for c in cycles:
         print(f'  CYCLE {c}')
