@@ -502,8 +502,8 @@ pub(crate) fn disk_of(host: &str) -> Arc<Disk> {
     let disks: Rc<Disks> = sim::fault::run_local::<Disks>();
     let mut by_host = disks.by_host.borrow_mut();
     if by_host.is_empty() {
-        // As the network (see `network()`): no reduction on a run that uses a disk.
-        sim::fault::without_reduction();
+        // Every file call is a step on its host's disk, one object (see `network()` for how
+        // this is checked).
         sim::node::on_crash(|host| {
             let disks = sim::fault::run_local::<Disks>();
             let disk = disks.by_host.borrow().get(host).cloned();

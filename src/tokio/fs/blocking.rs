@@ -67,12 +67,34 @@ impl<R> Future for Pending<R> {
     }
 }
 
-/// Starts `f` on `disk` as a blocking task named `fs`, its step labelled `op`.
+/// Starts `f` on `disk` as a blocking task named `fs`, its step (a change to the disk)
+/// labelled `op`.
 pub(super) fn start<R: 'static>(
     disk: &Arc<Disk>,
     op: &'static str,
     f: impl FnOnce(&mut Fs) -> R + 'static,
 ) -> Pending<R> {
+    spawn_on(disk, move |disk| {
+        disk.fs.write_point_as(op);
+        disk.fs.with_mut(f)
+    })
+}
+
+/// As `start`, for a call that only looks at the disk: its step is a read, which the
+/// reduction may reorder with the disk's other reads.
+pub(super) fn start_looking<R: 'static>(
+    disk: &Arc<Disk>,
+    op: &'static str,
+    f: impl FnOnce(&Fs) -> R + 'static,
+) -> Pending<R> {
+    spawn_on(disk, move |disk| {
+        disk.fs.read_point_as(op);
+        disk.fs.with(f)
+    })
+}
+
+/// The blocking task: `step` on `disk`, its result handed to the caller.
+fn spawn_on<R: 'static>(disk: &Arc<Disk>, step: impl FnOnce(&Disk) -> R + 'static) -> Pending<R> {
     let disk = Arc::clone(disk);
     let slot = Arc::new(Mutex::new(Slot {
         result: None,
@@ -81,8 +103,7 @@ pub(super) fn start<R: 'static>(
     }));
     let hand = Hand(Arc::clone(&slot));
     crate::task::spawn_named("fs", async move {
-        disk.fs.write_point_as(op);
-        let result = disk.fs.with_mut(f);
+        let result = step(&disk);
         lock(&hand.0).finish(Some(result));
     });
     Pending { slot }
@@ -103,6 +124,23 @@ pub(super) async fn call<R: 'static>(
     f: impl FnOnce(&mut Fs) -> io::Result<R> + 'static,
 ) -> io::Result<R> {
     call_on(&crate::world::disk::disk(), op, f).await
+}
+
+/// As `call`, for a call that only looks at the disk (see `start_looking`).
+pub(super) async fn look<R: 'static>(
+    op: &'static str,
+    f: impl FnOnce(&Fs) -> io::Result<R> + 'static,
+) -> io::Result<R> {
+    look_on(&crate::world::disk::disk(), op, f).await
+}
+
+/// As `look`, on `disk`.
+pub(super) async fn look_on<R: 'static>(
+    disk: &Arc<Disk>,
+    op: &'static str,
+    f: impl FnOnce(&Fs) -> io::Result<R> + 'static,
+) -> io::Result<R> {
+    finish(start_looking(disk, op, f)).await
 }
 
 /// As `call`, on `disk`.

@@ -146,7 +146,7 @@ impl File {
     /// What it is now (not waiting for a write in flight, as tokio's).
     pub async fn metadata(&self) -> io::Result<Metadata> {
         let inode = self.at.inode;
-        let stat = blocking::call_on(&self.at.disk, "metadata", move |fs| Ok(fs.stat(inode)));
+        let stat = blocking::look_on(&self.at.disk, "metadata", move |fs| Ok(fs.stat(inode)));
         Ok(Metadata { stat: stat.await? })
     }
 
@@ -209,7 +209,7 @@ impl Place {
     /// Starts a read of up to `max` bytes at `pos`.
     fn start_read(self: &Arc<Self>, pos: u64, max: usize) -> blocking::Pending<Landed> {
         let at = Arc::clone(self);
-        blocking::start(&self.disk, "read", move |fs| {
+        blocking::start_looking(&self.disk, "read", move |fs| {
             let read = at.check_readable(fs.stat(at.inode).is_dir).map(|()| {
                 let mut buf = vec![0; max];
                 let n = fs.read_at(at.inode, pos, &mut buf);

@@ -60,7 +60,7 @@ use std::path::{Path, PathBuf};
 
 use crate::world::disk::{self, Stat};
 
-use blocking::call;
+use blocking::{call, look};
 
 pub use file::File;
 pub use open_options::OpenOptions;
@@ -96,7 +96,7 @@ impl Metadata {
 /// Reads a whole file.
 pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
     let path = disk::resolve(path.as_ref())?;
-    call("read", move |fs| {
+    look("read", move |fs| {
         let inode = fs.lookup(&path)?;
         fs.contents(inode, &path)
     })
@@ -201,7 +201,7 @@ pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<
 /// What a path names.
 pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
     let path = disk::resolve(path.as_ref())?;
-    call("metadata", move |fs| {
+    look("metadata", move |fs| {
         let inode = fs.lookup(&path)?;
         Ok(Metadata {
             stat: fs.stat(inode),
@@ -213,13 +213,13 @@ pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
 /// Whether a path names something.
 pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
     let path = disk::resolve(path.as_ref())?;
-    call("try_exists", move |fs| Ok(fs.lookup(&path).is_ok())).await
+    look("try_exists", move |fs| Ok(fs.lookup(&path).is_ok())).await
 }
 
 /// The entries of a directory, in name order (tokio's `ReadDir`, simplified to its paths).
 pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
     let path = disk::resolve(path.as_ref())?;
-    let entries = call("read_dir", move |fs| fs.list(&path)).await?;
+    let entries = look("read_dir", move |fs| fs.list(&path)).await?;
     Ok(ReadDir {
         entries: entries.into_iter(),
     })
