@@ -379,3 +379,57 @@ fn the_network_and_disks_are_searched_with_reduction_unless_faults_may_strike() 
     assert!(reduced < plain, "{reduced} >= {plain}");
     assert_eq!(runs(Reduction::VisitedStates, 1), runs(Reduction::None, 1));
 }
+
+/// Two `sync_all`s of one shared file (an `Arc<File>`) with a write in flight: as in tokio, each
+/// holds the file's lock from waiting out that write to its own end, so whichever returns
+/// first, the write is durable by then: a crash after it keeps the byte. (Before, the second
+/// sync could find the write taken by the first and sync before it landed.)
+#[test]
+fn two_syncs_of_one_shared_file_each_make_the_write_in_flight_durable() {
+    use braid::node::Durable;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use std::sync::Arc;
+    let report = braid::check(|| async {
+        braid::node::seed_file("db", "/f", b"").unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let tx = Rc::new(RefCell::new(Some(tx)));
+        let synced = Rc::new(Durable::new("synced", false));
+        braid::node::start("db", move || {
+            let (tx, synced) = (tx.clone(), synced.clone());
+            async move {
+                if synced.with(|s| *s) {
+                    // Rebooted after a sync returned: the byte it covered is on disk.
+                    assert_eq!(fs::read("/f").await.unwrap(), b"x");
+                } else {
+                    let mut f = OpenOptions::new().write(true).open("/f").await.unwrap();
+                    f.write_all(b"x").await.unwrap(); // in flight, not flushed
+                    let f = Arc::new(f);
+                    let (g, also) = (Arc::clone(&f), Rc::clone(&synced));
+                    let other = tokio::task::spawn_local(async move {
+                        g.sync_all().await.unwrap();
+                        also.with_mut(|s| *s = true);
+                    });
+                    f.sync_all().await.unwrap();
+                    synced.with_mut(|s| *s = true);
+                    other.await.unwrap();
+                }
+                if let Some(tx) = tx.borrow_mut().take() {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        let _ = rx.await;
+    })
+    .crashes(1)
+    .strategy(braid::Strategy::Dfs {
+        preemption_bound: Some(2),
+        reduction: braid::engine::strategy::Reduction::None,
+    })
+    .run();
+    assert!(
+        matches!(report.outcome, braid::Outcome::Holds { .. }),
+        "{:?}",
+        report.outcome
+    );
+}

@@ -15,6 +15,7 @@ use std::task::{ready, Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 
+use super::gate::Gate;
 use super::{blocking, Metadata, OpenOptions};
 use crate::world::disk::{Disk, Inode};
 
@@ -22,6 +23,9 @@ use crate::world::disk::{Disk, Inode};
 pub struct File {
     at: Arc<Place>,
     inner: Mutex<Inner>,
+    /// What `sync_all`, `sync_data` and `set_len` hold from waiting out the operation in
+    /// flight to their own end, as tokio's lock of its `Inner` (see `gate.rs`).
+    gate: Gate,
 }
 
 /// Where a file is and what it was opened for: what its blocking tasks need.
@@ -76,6 +80,7 @@ impl File {
         File {
             at: Arc::new(at),
             inner: Mutex::new(Inner::default()),
+            gate: Gate::new(),
         }
     }
 
@@ -122,6 +127,7 @@ impl File {
 
     /// A sync, as the step `op`.
     async fn sync(&self, op: &'static str) -> io::Result<()> {
+        let _held = self.gate.take().await;
         self.complete_inflight().await;
         let inode = self.at.inode;
         blocking::call_on(&self.at.disk, op, move |fs| {
@@ -133,6 +139,7 @@ impl File {
 
     /// Truncates or extends it (with zeros), after any write in flight.
     pub async fn set_len(&self, size: u64) -> io::Result<()> {
+        let _held = self.gate.take().await;
         self.complete_inflight().await;
         let at = Arc::clone(&self.at);
         blocking::call_on(&self.at.disk, "set_len", move |fs| {
@@ -151,16 +158,11 @@ impl File {
     }
 
     /// Waits for the operation in flight, keeping a write's error for the next write or flush.
+    /// Polled in place: a caller dropped while it waits leaves the operation in flight.
     async fn complete_inflight(&self) {
-        // Out of the lock while it is awaited: another task may use this file meanwhile.
-        let busy = self.inner().busy.take();
-        if let Some(task) = busy {
-            let landed = land(task.await);
-            let mut inner = self.inner();
-            inner.pos = landed.pos;
-            if let Done::Write(Err(e)) = landed.done {
-                inner.last_write_err = Some(e.kind());
-            }
+        let done = std::future::poll_fn(|cx| self.inner().poll_busy(cx)).await;
+        if let Some(Done::Write(Err(e))) = done {
+            self.inner().last_write_err = Some(e.kind());
         }
     }
 

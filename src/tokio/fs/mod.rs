@@ -53,6 +53,7 @@
 
 mod blocking;
 mod file;
+mod gate;
 mod open_options;
 
 use std::io;
