@@ -1,5 +1,6 @@
 //! `cargo bench`: runs per second per scenario (single job), and runs and wall time to the
-//! first violation over 20 seeds (median) for each strategy on the buggy scenarios.
+//! first violation over 20 seeds (median and max) for the default plan, the portfolio and each
+//! single strategy on the buggy scenarios, with the default's ratio to the best single one.
 //!
 //! `cargo bench -- --quick` uses fewer runs; any other argument filters scenarios by name.
 
@@ -19,6 +20,14 @@ fn median(mut xs: Vec<f64>) -> f64 {
     } else {
         (xs[n / 2 - 1] + xs[n / 2]) / 2.0
     }
+}
+
+/// `pct/3`, `random`, `default`: as the table shows a strategy.
+fn name(strategy: StrategyKind) -> String {
+    format!("{strategy:?}")
+        .to_lowercase()
+        .replace(" { depth: ", "/")
+        .replace(" }", "")
 }
 
 fn main() {
@@ -51,10 +60,7 @@ fn main() {
             println!(
                 "{:<32} {:>10} {:>8} {:>12.0}",
                 s.name,
-                format!("{strategy:?}")
-                    .to_lowercase()
-                    .replace(" { depth: ", "/")
-                    .replace(" }", ""),
+                name(strategy),
                 summary.max_steps_seen,
                 summary.runs_per_sec()
             );
@@ -63,8 +69,8 @@ fn main() {
     println!();
     println!("first violation over {SEEDS} seeds (median; budget 100000 runs per seed)");
     println!(
-        "{:<32} {:>10} {:>14} {:>14} {:>8}",
-        "scenario", "strategy", "runs to first", "ms to first", "found"
+        "{:<32} {:>10} {:>14} {:>10} {:>14} {:>8}",
+        "scenario", "strategy", "runs to first", "max", "ms to first", "found"
     );
     for s in scenarios
         .iter()
@@ -75,11 +81,21 @@ fn main() {
         };
         let model = models::registry::build(&s.model, &s.variant, &s.params).expect("model");
         let depth = s.explore.depth;
-        for strategy in [
+        // The default plan, the portfolio, and each of their members alone (issue 30, item 3:
+        // the default within 2x the best single strategy), with the scenario's own PCT depth.
+        let mut strategies = vec![
+            StrategyKind::Default,
+            StrategyKind::Portfolio,
             StrategyKind::Random,
+            StrategyKind::Pct { depth: 2 },
             StrategyKind::Pct { depth: 3 },
-            StrategyKind::Pct { depth },
-        ] {
+            StrategyKind::Pct { depth: 5 },
+        ];
+        if ![2, 3, 5].contains(&depth) {
+            strategies.push(StrategyKind::Pct { depth });
+        }
+        let mut medians = Vec::new();
+        for strategy in strategies {
             let mut runs_to = Vec::new();
             let mut time_to = Vec::new();
             let mut found = 0;
@@ -107,20 +123,32 @@ fn main() {
                     }
                 }
             }
+            let max = runs_to.iter().cloned().fold(0.0, f64::max);
+            let runs_median = median(runs_to);
+            medians.push((strategy, runs_median));
             println!(
-                "{:<32} {:>10} {:>14.0} {:>14.2} {:>5}/{SEEDS}",
+                "{:<32} {:>10} {:>14.0} {:>10.0} {:>14.2} {:>5}/{SEEDS}",
                 s.name,
-                format!("{strategy:?}")
-                    .to_lowercase()
-                    .replace(" { depth: ", "/")
-                    .replace(" }", ""),
-                median(runs_to),
+                name(strategy),
+                runs_median,
+                max,
                 median(time_to),
                 found
             );
-            if strategy == (StrategyKind::Pct { depth: 3 }) && depth == 3 {
-                break;
-            }
         }
+        let default = medians[0].1;
+        let (best, best_runs) = medians[2..].iter().cloned().fold(
+            (StrategyKind::Random, f64::INFINITY),
+            |a, b| match b.1 < a.1 {
+                true => b,
+                false => a,
+            },
+        );
+        println!(
+            "{:<32} default / best single ({}): {:.1}x",
+            s.name,
+            name(best),
+            default / best_runs
+        );
     }
 }
