@@ -2,7 +2,9 @@
 //! first violation over 20 seeds (median and max) for the default plan, the portfolio and each
 //! single strategy on the buggy scenarios, with the default's ratio to the best single one.
 //!
-//! `cargo bench -- --quick` uses fewer runs; any other argument filters scenarios by name.
+//! `cargo bench -- --quick` uses fewer runs; `--default-only` measures only the default plan's
+//! runs to first violation (to set a change to the plan beside a saved table); any other
+//! argument filters scenarios by name.
 
 use std::path::Path;
 
@@ -36,6 +38,7 @@ fn main() {
         .filter(|a| a != "--bench")
         .collect();
     let quick = args.iter().any(|a| a == "--quick");
+    let default_only = args.iter().any(|a| a == "--default-only");
     let filter: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let runs = if quick { 5_000 } else { 50_000 };
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
@@ -94,6 +97,9 @@ fn main() {
         if ![2, 3, 5].contains(&depth) {
             strategies.push(StrategyKind::Pct { depth });
         }
+        if default_only {
+            strategies.truncate(1);
+        }
         let mut medians = Vec::new();
         for strategy in strategies {
             let mut runs_to = Vec::new();
@@ -135,6 +141,9 @@ fn main() {
                 median(time_to),
                 found
             );
+        }
+        if default_only {
+            continue;
         }
         let default = medians[0].1;
         let (best, best_runs) = medians[2..].iter().cloned().fold(
