@@ -90,6 +90,7 @@ fn main() {
             StrategyKind::Default,
             StrategyKind::Portfolio,
             StrategyKind::Random,
+            StrategyKind::Pos,
             StrategyKind::Pct { depth: 2 },
             StrategyKind::Pct { depth: 3 },
             StrategyKind::Pct { depth: 5 },

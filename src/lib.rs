@@ -93,7 +93,7 @@ pub use sim as engine;
 /// Settings (all optional): `runs` (default 10,000), `time` (seconds), `seed` (default 1),
 /// `max_steps` (default 10,000), `clock_jumps` (default 1; 0 is tokio's paused clock, see
 /// [`Check::clock_jumps`]), `strategy` (`"default"`, `"random"`, `"pct"` with `depth`,
-/// `"portfolio"`, `"dfs"` with `preemption_bound`), `out` (where a failure's replay file goes,
+/// `"portfolio"`, `"pos"`, `"dfs"` with `preemption_bound`), `out` (where a failure's replay file goes,
 /// default `target/braid/`), `regressions` (committed replay files replayed first, default
 /// `braid-regressions/<test file stem>/` beside the test).
 ///

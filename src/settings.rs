@@ -1,7 +1,7 @@
 //! A check's settings, from the builder and then the environment, as proptest and madsim users
 //! expect: `BRAID_SEED`, `BRAID_RUNS`, `BRAID_TIME` (seconds), `BRAID_REPLAY` (a replay file),
 //! `BRAID_OUT` (where failures' replay files go), `BRAID_STRATEGY` (`default`, `random`,
-//! `pct` or `pct:<depth>`, `portfolio`, `dfs` or `dfs:<preemption bound>`), `BRAID_REPORT`
+//! `pct` or `pct:<depth>`, `portfolio`, `pos`, `dfs` or `dfs:<preemption bound>`), `BRAID_REPORT`
 //! (a directory where each check writes its outcome as JSON, for `braid explore --test`), and
 //! `BRAID_SHARD` (`i/n`: search shard i of n of the runs; see `Shard` and `shard.rs`).
 
@@ -57,7 +57,7 @@ impl Settings {
         if let Some(dir) = var("BRAID_OUT", "a directory", |v| Some(PathBuf::from(v))) {
             self.out = Some(dir);
         }
-        let strategies = "default, random, pct, pct:<depth>, portfolio, dfs or dfs:<bound>";
+        let strategies = "default, random, pct, pct:<depth>, portfolio, pos, dfs or dfs:<bound>";
         if let Some(strategy) = var("BRAID_STRATEGY", strategies, parse_strategy) {
             self.strategy = strategy;
         }
@@ -125,10 +125,29 @@ pub(crate) fn parse_strategy(text: &str) -> Option<StrategyKind> {
         ("default", None) => StrategyKind::Default,
         ("random", None) => StrategyKind::Random,
         ("portfolio", None) => StrategyKind::Portfolio,
+        ("pos", None) => StrategyKind::Pos,
         ("pct", depth) => StrategyKind::Pct {
             depth: depth.unwrap_or(3).max(1),
         },
         ("dfs", bound) => StrategyKind::dfs(bound),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_strategy;
+    use sim::strategy::StrategyKind;
+
+    #[test]
+    fn braid_strategy_names_every_strategy() {
+        assert_eq!(parse_strategy("default"), Some(StrategyKind::Default));
+        assert_eq!(parse_strategy("random"), Some(StrategyKind::Random));
+        assert_eq!(parse_strategy("portfolio"), Some(StrategyKind::Portfolio));
+        assert_eq!(parse_strategy("pos"), Some(StrategyKind::Pos));
+        assert_eq!(parse_strategy("pct:5"), Some(StrategyKind::Pct { depth: 5 }));
+        assert_eq!(parse_strategy("dfs:2"), Some(StrategyKind::dfs(Some(2))));
+        assert_eq!(parse_strategy("pos:2"), None);
+        assert_eq!(parse_strategy("bfs"), None);
+    }
 }

@@ -127,6 +127,8 @@ pub enum StrategyArg {
     Random,
     Pct,
     Portfolio,
+    /// Partial order sampling (Yuan et al., CAV 2018).
+    Pos,
     Dfs,
 }
 
@@ -138,6 +140,7 @@ impl From<StrategyArg> for sim::scenario::StrategyName {
             StrategyArg::Random => StrategyName::Random,
             StrategyArg::Pct => StrategyName::Pct,
             StrategyArg::Portfolio => StrategyName::Portfolio,
+            StrategyArg::Pos => StrategyName::Pos,
             StrategyArg::Dfs => StrategyName::Dfs,
         }
     }

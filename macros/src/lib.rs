@@ -129,10 +129,10 @@ impl Settings {
             "strategy" => {
                 let value: LitStr = meta.value()?.parse()?;
                 let name = value.value();
-                if !["default", "random", "pct", "portfolio", "dfs"].contains(&name.as_str()) {
+                if !["default", "random", "pct", "portfolio", "pos", "dfs"].contains(&name.as_str()) {
                     return Err(Error::new(
                         value.span(),
-                        format!("unknown strategy `{name}`: one of default, random, pct, portfolio, dfs"),
+                        format!("unknown strategy `{name}`: one of default, random, pct, portfolio, pos, dfs"),
                     ));
                 }
                 self.strategy = Some((name, value.span()));
@@ -194,6 +194,7 @@ impl Settings {
             "default" => quote!(#root::Strategy::Default),
             "random" => quote!(#root::Strategy::Random),
             "portfolio" => quote!(#root::Strategy::Portfolio),
+            "pos" => quote!(#root::Strategy::Pos),
             "pct" => {
                 let depth = self.depth.clone().unwrap_or_else(|| LitInt::new("3", span));
                 quote!(#root::Strategy::Pct { depth: #depth })

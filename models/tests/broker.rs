@@ -241,7 +241,11 @@ fn assert_one_minimal(model: &dyn Model, shrunk: &sim::RunResult) {
 #[test]
 fn shrinking_is_one_minimal_and_the_bind_race_needs_one_preemption() {
     let model = broker("original", 1, "await");
-    for strategy in [StrategyKind::Random, StrategyKind::Pct { depth: 3 }] {
+    for strategy in [
+        StrategyKind::Random,
+        StrategyKind::Pct { depth: 3 },
+        StrategyKind::Pos,
+    ] {
         let (found, shrunk) = shrunk_first_violation(model.as_ref(), strategy, "delivery-order");
         assert!(shrunk.preemptions <= found.preemptions);
         // The reference's race: the publisher runs between register_session and bind (one

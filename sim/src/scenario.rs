@@ -152,6 +152,8 @@ pub enum StrategyName {
     Pct,
     /// Random and PCT runs in turn.
     Portfolio,
+    /// Partial order sampling (Yuan et al., CAV 2018).
+    Pos,
     /// Depth-first search of every schedule (within a preemption bound, if given).
     Dfs,
 }
@@ -165,9 +167,10 @@ impl std::str::FromStr for StrategyName {
             "random" => Ok(StrategyName::Random),
             "pct" => Ok(StrategyName::Pct),
             "portfolio" => Ok(StrategyName::Portfolio),
+            "pos" => Ok(StrategyName::Pos),
             "dfs" => Ok(StrategyName::Dfs),
             other => Err(format!(
-                "unknown strategy '{other}' (known: default, random, pct, portfolio, dfs)"
+                "unknown strategy '{other}' (known: default, random, pct, portfolio, pos, dfs)"
             )),
         }
     }
@@ -193,6 +196,7 @@ pub fn strategy(
         StrategyName::Pct if depth >= 1 => Ok(StrategyKind::Pct { depth }),
         StrategyName::Pct => Err("PCT depth must be at least 1".into()),
         StrategyName::Portfolio => Ok(StrategyKind::Portfolio),
+        StrategyName::Pos => Ok(StrategyKind::Pos),
         StrategyName::Dfs => Ok(StrategyKind::Dfs {
             preemption_bound,
             reduction: reduction.unwrap_or(Reduction::for_search(preemption_bound, state_visible)),

@@ -114,6 +114,7 @@ fn parking_at_the_point_is_the_same_search_on_generated_programs() {
             },
             StrategyKind::Random,
             StrategyKind::Pct { depth: 3 },
+            StrategyKind::Pos,
         ] {
             let [lazy, eager] = [false, true].map(|one_point_per_poll| {
                 let model = Declared {
@@ -142,7 +143,7 @@ fn parking_at_the_point_is_the_same_search_on_generated_programs() {
             program.program
         );
     }
-    assert_eq!(compared, 180);
+    assert_eq!(compared, 240);
 }
 
 /// One task polls two points in one poll (a hand-written join): parked at the first, it

@@ -145,6 +145,7 @@ fn strategy_value(
         StrategyArg::Default => "default".to_string(),
         StrategyArg::Random => "random".to_string(),
         StrategyArg::Portfolio => "portfolio".to_string(),
+        StrategyArg::Pos => "pos".to_string(),
         StrategyArg::Pct => format!("pct:{}", depth.unwrap_or(3)),
         StrategyArg::Dfs => bound
             .and_then(|b| b.0)

@@ -11,6 +11,7 @@ pub(crate) use livelock::HIDDEN_STATE;
 mod pct;
 mod plan;
 mod portfolio;
+mod pos;
 mod random;
 mod replay;
 mod visited;
@@ -22,6 +23,7 @@ pub use guided::{Guided, Switches};
 pub use pct::Pct;
 pub use plan::{Plan, PlanProgress};
 pub use portfolio::{Portfolio, PORTFOLIO_DEPTHS};
+pub use pos::Pos;
 pub use random::Random;
 pub use replay::Replay;
 pub use visited::{TaskSet, Visited};
@@ -65,6 +67,7 @@ pub struct PickView<'a> {
     /// object and task).
     pub(crate) state_of: Option<&'a dyn Fn() -> u64>,
     pub(crate) names: &'a dyn Fn(TaskId) -> &'a str,
+    pub(crate) pending: &'a dyn Fn(TaskId) -> Option<crate::vocab::ObjId>,
 }
 
 impl PickView<'_> {
@@ -77,6 +80,12 @@ impl PickView<'_> {
     /// The name of task `task` (stable across runs: what replay files record).
     pub fn name(&self, task: TaskId) -> &str {
         (self.names)(task)
+    }
+
+    /// The object task `task`'s pending step touches, if it is parked on one (for a task
+    /// blocked on its waker, its wake-up object).
+    pub fn pending_object(&self, task: TaskId) -> Option<crate::vocab::ObjId> {
+        (self.pending)(task)
     }
 }
 
@@ -234,6 +243,9 @@ pub enum StrategyKind {
     },
     /// Random and PCT at several depths, round-robin across runs.
     Portfolio,
+    /// Partial order sampling: random priorities per step, re-drawn for the steps that race
+    /// with the one taken (see `Pos`).
+    Pos,
     /// Exhaustive depth-first search, optionally preemption-bounded, reduced or plain.
     Dfs {
         /// At most this many preemptions a schedule (`None`: every schedule).
@@ -253,6 +265,7 @@ impl StrategyKind {
             StrategyKind::Pct { .. } => "pct",
             StrategyKind::Dfs { .. } => "dfs",
             StrategyKind::Portfolio => "portfolio",
+            StrategyKind::Pos => "pos",
         }
     }
 
@@ -286,6 +299,7 @@ impl StrategyKind {
             StrategyKind::Random => Box::new(Random::new(seed)),
             StrategyKind::Pct { depth } => Box::new(Pct::new(seed, depth, steps)),
             StrategyKind::Portfolio => Box::new(Portfolio::new(seed, steps)),
+            StrategyKind::Pos => Box::new(Pos::new(seed)),
             // `Explorer` builds it for its model (by value, reduction); this is the plain form.
             StrategyKind::Default => Box::new(Plan::new(seed, steps, Reduction::None, false)),
             StrategyKind::Dfs {

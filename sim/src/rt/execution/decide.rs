@@ -119,6 +119,7 @@ impl Execution {
     fn ask_strategy(&mut self, prev: Option<TaskId>, enabled: &[TaskId]) -> Result<TaskId, Stop> {
         let tasks = &self.tasks;
         let names = |t: TaskId| &*tasks[t.0].name;
+        let pending = |t: TaskId| tasks.get(t.0)?.state.parked_on()?.object();
         let prev_accesses = self.accesses.as_ref().map_or(&[][..], |a| a.last());
         let (objects, task_events, clock) =
             (&self.objects, self.recorder.task_events(), &self.clock);
@@ -134,6 +135,7 @@ impl Execution {
             prev_accesses,
             state_of: fingerprint.as_ref().map(|f| f as &dyn Fn() -> u64),
             names: &names,
+            pending: &pending,
         };
         self.strategy.pick_task(&view)
     }
