@@ -145,7 +145,10 @@ mod tests {
         assert_eq!(parse_strategy("random"), Some(StrategyKind::Random));
         assert_eq!(parse_strategy("portfolio"), Some(StrategyKind::Portfolio));
         assert_eq!(parse_strategy("pos"), Some(StrategyKind::Pos));
-        assert_eq!(parse_strategy("pct:5"), Some(StrategyKind::Pct { depth: 5 }));
+        assert_eq!(
+            parse_strategy("pct:5"),
+            Some(StrategyKind::Pct { depth: 5 })
+        );
         assert_eq!(parse_strategy("dfs:2"), Some(StrategyKind::dfs(Some(2))));
         assert_eq!(parse_strategy("pos:2"), None);
         assert_eq!(parse_strategy("bfs"), None);
