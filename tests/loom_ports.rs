@@ -77,8 +77,6 @@
 //!
 //! `yield.rs`: `yield_completes` ported.
 
-#![allow(clippy::unit_arg)]
-
 use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;

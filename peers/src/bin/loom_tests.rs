@@ -11,7 +11,8 @@
 //! loom's `LOOM_MAX_PREEMPTIONS` is left unset (no preemption bound) except where loom's test
 //! sets its own (`spec.rs::test_seq_cst`: `preemption_bound = Some(1)`).
 //!
-//! `cargo run --release -p peers --bin loom_tests`.
+//! `cargo run --release -p peers --bin loom_tests` (`LOOM_TESTS_PANICS=1`: print the panics of
+//! the failures found).
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -656,8 +657,11 @@ macro_rules! rows {
 }
 
 fn main() {
-    // The failures loom and braid are expected to find would print their panics.
-    std::panic::set_hook(Box::new(|_| {}));
+    // The failures loom and braid are expected to find would print their panics
+    // (`LOOM_TESTS_PANICS=1` shows them).
+    if std::env::var_os("LOOM_TESTS_PANICS").is_none() {
+        std::panic::set_hook(Box::new(|_| {}));
+    }
     println!("| test | loom executions | loom s | braid schedules | braid s |");
     println!("|---|---:|---:|---:|---:|");
     rows!(fetch_add_atomic);
