@@ -433,3 +433,33 @@ fn two_syncs_of_one_shared_file_each_make_the_write_in_flight_durable() {
         report.outcome
     );
 }
+
+/// A task aborted while it waits for a shared file's lock (in `sync_all`) gives up its place:
+/// the next waiter still gets the lock when the holder lets go, as with tokio's `Mutex`.
+#[test]
+fn an_aborted_sync_waiting_on_a_shared_file_does_not_strand_the_next() {
+    use std::sync::Arc;
+    let report = braid::check(|| async {
+        let mut f = File::create("/f").await.unwrap();
+        f.write_all(b"x").await.unwrap(); // in flight: the first sync waits for it
+        let f = Arc::new(f);
+        let (g, h) = (Arc::clone(&f), Arc::clone(&f));
+        let first = tokio::spawn(async move { f.sync_all().await.unwrap() });
+        let aborted = tokio::spawn(async move { g.sync_all().await.unwrap() });
+        let last = tokio::spawn(async move { h.sync_all().await.unwrap() });
+        aborted.abort();
+        let _ = aborted.await;
+        first.await.unwrap();
+        last.await.unwrap();
+    })
+    .strategy(braid::Strategy::Dfs {
+        preemption_bound: Some(2),
+        reduction: braid::engine::strategy::Reduction::VisitedStates,
+    })
+    .run();
+    assert!(
+        matches!(report.outcome, braid::Outcome::Holds { .. }),
+        "{:?}",
+        report.outcome
+    );
+}

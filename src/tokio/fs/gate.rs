@@ -6,14 +6,17 @@
 //! Taking a free gate is no scheduling point of its own (tokio's uncontended `lock()` returns
 //! at once, and the gate guards nothing but these operations, whose own steps are on the
 //! disk), but it is recorded as a write of the gate, so the reductions see two takers as
-//! dependent. A taker that finds it held waits, woken in turn when it is given back.
+//! dependent. A taker that finds it held waits; when it is given back, every waiter tries
+//! again (a waiter dropped meanwhile, an aborted `sync_all`, has given up its place).
 
-use std::collections::VecDeque;
-use std::future::poll_fn;
+use std::future::Future;
 use std::hash::{Hash, Hasher};
-use std::task::{Poll, Waker};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use sim::sync::Shared;
+
+use crate::tokio::wait_list::{wake_all, WaitList};
 
 /// The lock (see the module docs).
 pub(super) struct Gate {
@@ -23,7 +26,7 @@ pub(super) struct Gate {
 #[derive(Default)]
 struct GateState {
     held: bool,
-    waiting: VecDeque<Waker>,
+    waiting: WaitList,
 }
 
 /// The engine hashes whether it is held and how many wait.
@@ -36,6 +39,13 @@ impl Hash for GateState {
 /// The gate, held until dropped.
 pub(super) struct Held<'a>(&'a Gate);
 
+/// A wait for the gate: its place among the waiters, given up if it is dropped first (an
+/// aborted `sync_all`), so that a stale waker never takes the next waiter's wake-up.
+pub(super) struct Take<'a> {
+    gate: &'a Gate,
+    ticket: Option<u64>,
+}
+
 impl Gate {
     pub(super) fn new() -> Self {
         Gate {
@@ -44,27 +54,44 @@ impl Gate {
     }
 
     /// Takes the gate, waiting while another operation holds it.
-    pub(super) async fn take(&self) -> Held<'_> {
-        poll_fn(|cx| {
-            let taken = self.state.with_mut(|g| match g.held {
-                false => {
-                    g.held = true;
-                    true
-                }
-                true => {
-                    g.waiting.push_back(cx.waker().clone());
-                    false
-                }
-            });
-            if taken {
-                return Poll::Ready(());
+    pub(super) fn take(&self) -> Take<'_> {
+        Take {
+            gate: self,
+            ticket: None,
+        }
+    }
+}
+
+impl<'a> Future for Take<'a> {
+    type Output = Held<'a>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Held<'a>> {
+        let me = self.get_mut();
+        let (taken, stale) = me.gate.state.with_mut(|g| match g.held {
+            false => {
+                g.held = true;
+                (true, g.waiting.remove(me.ticket.take()))
             }
-            self.state
-                .waiting("sync", "held by another of the file's operations");
-            Poll::Pending
-        })
-        .await;
-        Held(self)
+            true => (false, g.waiting.register(&mut me.ticket, cx.waker())),
+        });
+        drop(stale);
+        if taken {
+            return Poll::Ready(Held(me.gate));
+        }
+        me.gate
+            .state
+            .waiting("sync", "held by another of the file's operations");
+        Poll::Pending
+    }
+}
+
+impl Drop for Take<'_> {
+    fn drop(&mut self) {
+        if self.ticket.is_none() || !sim::engine_running() {
+            return;
+        }
+        let stale = self.gate.state.with_mut(|g| g.waiting.remove(self.ticket));
+        drop(stale);
     }
 }
 
@@ -74,12 +101,11 @@ impl Drop for Held<'_> {
         if !sim::engine_running() {
             return;
         }
-        let next = self.0.state.with_mut(|g| {
+        // Every waiter tries again; the first to run takes it, the others wait anew.
+        let waiting = self.0.state.with_mut(|g| {
             g.held = false;
-            g.waiting.pop_front()
+            g.waiting.take_all()
         });
-        if let Some(waker) = next {
-            waker.wake();
-        }
+        wake_all(waiting);
     }
 }
