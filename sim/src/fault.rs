@@ -96,15 +96,6 @@ pub fn run_local<T: Default + 'static>() -> Rc<T> {
     with_exec(|ex| ex.run_local::<T>())
 }
 
-/// The run has steps whose dependencies no reduction sees (a library's simulated world that
-/// keeps state outside `Shared` objects, or has not been checked against plain search): it is
-/// searched without reduction, as a run that sets a timer is. braid's own network and disks do
-/// not need it (their steps are accesses to `Shared` objects, checked in
-/// `tests/net_fs_reduction.rs`).
-pub fn without_reduction() {
-    with_exec(|ex| ex.set_used_time());
-}
-
 /// Whether the run may still inject faults (its budget is not spent).
 pub fn budget_left() -> usize {
     with_exec(|ex| ex.faults().left())

@@ -85,7 +85,7 @@ pub struct ScenarioReport {
     /// The guard knocked out, for a mutant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mutant: Option<String>,
-    /// The strategy's name (`random`, `pct`, `dfs`, `portfolio`, `default`).
+    /// The strategy's name (`random`, `pct`, `dfs`, `portfolio`, `pos`, `default`).
     pub strategy: String,
     /// PCT's bug depth d.
     #[serde(default, skip_serializing_if = "Option::is_none")]
