@@ -24,9 +24,16 @@ use braid::tokio::io::{AsyncReadExt, AsyncWriteExt};
 use braid::tokio::net::{TcpListener, TcpStream, UdpSocket};
 use braid::tokio::sync::oneshot;
 use braid::tokio::{self, task::JoinHandle};
-use braid::{Outcome, Strategy};
+use braid::Strategy;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use reach::{reach, Reached};
+
+#[path = "support/reach.rs"]
+mod reach;
+
+/// A run's outcome: each host's results and files, what the server read, the datagrams.
+type Outcome = Vec<String>;
 
 /// Plain DFS runs before a program counts as too big to compare.
 const BUDGET: u64 = 5_000;
@@ -280,7 +287,7 @@ async fn receiver(socket: UdpSocket, n: usize) -> Vec<String> {
 }
 
 /// One run of `p`: its outcome.
-async fn run(p: Arc<Program>) -> Vec<String> {
+async fn run(p: Arc<Program>) -> Outcome {
     let (senders, datagrams) = (p.senders(), p.datagrams());
     let mut server = None;
     if senders > 0 {
@@ -328,14 +335,7 @@ async fn run(p: Arc<Program>) -> Vec<String> {
     outcome
 }
 
-struct Reached {
-    outcomes: BTreeSet<Vec<String>>,
-    failed: Option<String>,
-    finished: bool,
-    runs: u64,
-}
-
-fn dfs(program: &Arc<Program>, bound: Option<usize>, reduction: Reduction) -> Reached {
+fn dfs(program: &Arc<Program>, bound: Option<usize>, reduction: Reduction) -> Reached<Outcome> {
     let strategy = Strategy::Dfs {
         preemption_bound: bound,
         reduction,
@@ -343,38 +343,15 @@ fn dfs(program: &Arc<Program>, bound: Option<usize>, reduction: Reduction) -> Re
     search(program, strategy, BUDGET)
 }
 
-fn search(program: &Arc<Program>, strategy: Strategy, runs: u64) -> Reached {
-    let finals: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
-    let (p, f) = (program.clone(), finals.clone());
-    let report = braid::check(move || {
-        let (p, f) = (p.clone(), f.clone());
-        async move {
-            let outcome = run(p).await;
-            f.lock().unwrap().push(outcome);
-        }
-    })
-    .name(&format!("net-fs {}", program.seed))
-    .strategy(strategy)
-    .runs(runs)
-    .out(std::env::temp_dir().join("braid-net-fs-reduction"))
-    .run();
-    let mut finals = std::mem::take(&mut *finals.lock().unwrap());
-    let (failed, finished, runs) = match &report.outcome {
-        // A DFS holds only once it explored every schedule (within its bound, if it has one).
-        Outcome::Holds { runs, .. } => {
-            finals.pop(); // the probe run after a holding search
-            (None, true, *runs)
-        }
-        Outcome::Failed(f) => (Some(format!("{}: {}", f.invariant, f.message)), true, 0),
-        Outcome::Inconclusive(_) => (None, false, 0),
-        other => panic!("{other:?}"),
-    };
-    Reached {
-        outcomes: finals.into_iter().collect(),
-        failed,
-        finished,
+/// A search of `program` as a user test: each completed run's outcome.
+fn search(program: &Arc<Program>, strategy: Strategy, runs: u64) -> Reached<Outcome> {
+    let p = program.clone();
+    reach(
+        &format!("net-fs {}", program.seed),
+        strategy,
         runs,
-    }
+        move || run(p.clone()),
+    )
 }
 
 /// What the differential found over a range of programs.

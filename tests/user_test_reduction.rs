@@ -14,60 +14,32 @@
 #[allow(clippy::incompatible_msrv)]
 mod proggen;
 
-use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+#[path = "support/reach.rs"]
+mod reach;
+
+use std::sync::Arc;
 
 use braid::engine::strategy::Reduction;
-use braid::{Outcome, Strategy};
+use braid::Strategy;
 use proggen::{generate, GenOptions, Program};
+use reach::{reach, Reached};
 
 /// Plain DFS runs before a program counts as too big to compare.
 const BUDGET: u64 = 3_000;
 
-/// What one search of `program` reached: each completed run's final values (the check's probe
-/// run after a holding search left out), and the violated invariant, if any.
-struct Reached {
-    outcomes: BTreeSet<Vec<usize>>,
-    failed: Option<String>,
-    finished: bool,
-    runs: u64,
-}
-
-fn search(program: &Arc<Program>, reduction: Reduction) -> Reached {
-    let finals: Arc<Mutex<Vec<Vec<usize>>>> = Arc::default();
-    let (p, f) = (program.clone(), finals.clone());
-    let report = braid::check(move || {
-        let (p, f) = (p.clone(), f.clone());
-        async move {
-            let values = p.run_as_test().await;
-            f.lock().unwrap().push(values);
-        }
-    })
-    .name(&format!("proggen {}", program.seed))
-    .strategy(Strategy::Dfs {
+/// Unbounded DFS of `program` as a user test, with `reduction`: each completed run's final
+/// values.
+fn search(program: &Arc<Program>, reduction: Reduction) -> Reached<Vec<usize>> {
+    let p = program.clone();
+    let strategy = Strategy::Dfs {
         preemption_bound: None,
         reduction,
-    })
-    .runs(BUDGET)
-    .out(std::env::temp_dir().join("braid-user-test-reduction"))
-    .run();
-    let mut finals = std::mem::take(&mut *finals.lock().unwrap());
-    let (failed, finished, runs) = match &report.outcome {
-        Outcome::Holds {
-            exhaustive, runs, ..
-        } => {
-            finals.pop(); // the probe: one more run, on a random schedule, after the search
-            (None, *exhaustive, *runs)
-        }
-        Outcome::Failed(f) => (Some(f.invariant.clone()), true, 0),
-        _ => (None, false, 0),
     };
-    Reached {
-        outcomes: finals.into_iter().collect(),
-        failed,
-        finished,
-        runs,
-    }
+    let name = format!("proggen {}", program.seed);
+    reach(&name, strategy, BUDGET, move || {
+        let p = p.clone();
+        async move { p.run_as_test().await }
+    })
 }
 
 #[test]

@@ -1,0 +1,60 @@
+//! One search of a generated program written as a user test, for the differential tests that
+//! set reduced DFS beside plain search (`user_test_reduction.rs`, `net_fs_reduction.rs`): the
+//! outcomes its runs reached, whether it failed, and whether it finished what it was asked.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use braid::{Outcome, Strategy};
+
+/// What one search reached: each completed run's outcome (the check's probe run after a
+/// holding search left out), the violation if one was found, and its runs.
+pub struct Reached<T> {
+    pub outcomes: BTreeSet<T>,
+    pub failed: Option<String>,
+    /// It did what was asked (a DFS holds only once every schedule within its bound, if any,
+    /// was explored; a failure ends a search too).
+    pub finished: bool,
+    pub runs: u64,
+}
+
+/// Searches `body` (whose output is a run's outcome) as the check `name`, with `strategy` and
+/// at most `runs` runs.
+pub fn reach<T, F, Fut>(name: &str, strategy: Strategy, runs: u64, body: F) -> Reached<T>
+where
+    T: Ord + Send + 'static,
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = T> + 'static,
+{
+    let finals: Arc<Mutex<Vec<T>>> = Arc::default();
+    let f = finals.clone();
+    let report = braid::check(move || {
+        let (run, f) = (body(), f.clone());
+        async move {
+            let outcome = run.await;
+            f.lock().unwrap().push(outcome);
+        }
+    })
+    .name(name)
+    .strategy(strategy)
+    .runs(runs)
+    .out(std::env::temp_dir().join("braid-differential"))
+    .run();
+    let mut finals = std::mem::take(&mut *finals.lock().unwrap());
+    let (failed, finished, runs) = match &report.outcome {
+        Outcome::Holds { runs, .. } => {
+            finals.pop(); // the probe: one more run, on a random schedule, after the search
+            (None, true, *runs)
+        }
+        Outcome::Failed(f) => (Some(format!("{}: {}", f.invariant, f.message)), true, 0),
+        Outcome::Inconclusive(_) => (None, false, 0),
+        other => panic!("{name}: {other:?}"),
+    };
+    Reached {
+        outcomes: finals.into_iter().collect(),
+        failed,
+        finished,
+        runs,
+    }
+}
