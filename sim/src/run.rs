@@ -147,7 +147,10 @@ fn simulate(model: &dyn Model, run: u64) {
     });
     runtime.block_on(async {
         let monitor = model.start();
-        with_exec(|ex| ex.decide());
+        with_exec(|ex| {
+            ex.decide();
+            ex.wake_handoff();
+        });
         RunEnd.await;
         let quiescent = with_exec(|ex| matches!(ex.end(), Some(End::Quiescent)));
         if quiescent {

@@ -130,6 +130,9 @@ pub(crate) struct Execution {
     /// The running task returned `Pending` to let the runtime drop a crash's victims, keeping
     /// the baton.
     reschedule: bool,
+    /// The task just granted the baton, until it is resumed: at once by the task whose slice
+    /// ended (see `ModelTask`), or through madsim by its waker.
+    handoff: Option<TaskId>,
     clock: Clock,
     names: Names,
     recorder: Recorder,
@@ -177,6 +180,7 @@ impl Execution {
             eager_points: setup.eager_points,
             parked_in_slice: false,
             reschedule: false,
+            handoff: None,
             clock,
             names: Names::default(),
             recorder: Recorder::new(setup.trace),
@@ -338,6 +342,34 @@ impl Execution {
 
     pub(crate) fn take_reschedule(&mut self) -> bool {
         std::mem::take(&mut self.reschedule)
+    }
+
+    /// `pick` holds the baton now and must be resumed. A grant made at the end of a task's
+    /// slice is taken by that task's `ModelTask`, which resumes `pick` directly; any other
+    /// goes through madsim (`wake_handoff`).
+    pub(crate) fn hand_to(&mut self, pick: TaskId) {
+        if let Some(earlier) = self.handoff.replace(pick) {
+            self.wake(earlier);
+        }
+    }
+
+    /// The task granted the baton and not yet resumed, taken.
+    pub(crate) fn take_handoff(&mut self) -> Option<TaskId> {
+        self.handoff.take()
+    }
+
+    /// Resumes the task granted the baton, if any, through madsim: its waker.
+    pub(crate) fn wake_handoff(&mut self) {
+        if let Some(pick) = self.handoff.take() {
+            self.wake(pick);
+        }
+    }
+
+    /// Wakes `task`'s madsim task (one never polled yet is in madsim's queue since its spawn).
+    pub(crate) fn wake(&self, task: TaskId) {
+        if let Some(w) = &self.tasks[task.0].waker {
+            w.wake_by_ref();
+        }
     }
 
     /// Whether a mutex is held.

@@ -175,14 +175,11 @@ impl Execution {
         }
         self.steps += 1;
         self.current = Some(pick);
-        let task = &mut self.tasks[pick.0];
-        task.state = TaskState::Granted;
-        // A task that blocked on a waker has returned to madsim: wake it even when it is the
-        // one that just ran (a task at a scheduling point picked again goes on without it).
+        self.tasks[pick.0].state = TaskState::Granted;
+        // A task that blocked on a waker has returned from its slice: resume it even when it
+        // is the one that just ran (a task at a scheduling point picked again goes on at once).
         if Some(pick) != prev || matches!(op, Op::Blocked(_)) {
-            if let Some(w) = &task.waker {
-                w.wake_by_ref();
-            }
+            self.hand_to(pick);
         }
     }
 
