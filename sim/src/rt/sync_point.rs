@@ -4,6 +4,7 @@
 
 use super::coroutine;
 use super::op::Op;
+use super::point::park;
 use super::task::Label;
 use super::with_exec;
 use crate::model::Grain;
@@ -46,23 +47,39 @@ pub(crate) fn sync_point_labeled(op: Op, label: Option<Label>) -> usize {
     if !coroutine::in_stackful() || std::thread::panicking() {
         return 0;
     }
-    let requested = with_exec(|ex| {
+    // The decision is made here, on the task's own stack: a task picked again goes on with no
+    // switch of stacks (two a step, most steps under PCT and DFS); only one that must wait
+    // suspends, parked already (as `park_here` parks a stackless task).
+    let parked = with_exec(|ex| {
         if ex.is_over() {
             return None;
         }
         // A lazy point's request in this poll gives way: it asks again when next polled.
         ex.clear_request();
-        let token = ex.request(op);
-        if let Some(me) = ex.current() {
-            ex.tasks[me.0].label = label;
+        let Some(me) = ex.current() else {
+            // No task holds the baton: its slice's end parks it (see `after_slice`).
+            return ex.request(op).map(Parked::Wait);
+        };
+        ex.tasks[me.0].label = label;
+        let token = ex.next_token();
+        if park(ex, me, op, token) {
+            ex.tasks[me.0].parked_token = None;
+            return Some(Parked::GoOn(ex.tasks[me.0].choice));
         }
-        token
+        if !ex.is_over() {
+            ex.set_parked_in_slice();
+        }
+        Some(Parked::Wait(token))
     });
-    let Some(token) = requested else {
-        // The run is over: the task goes no further (it is unwound, never resumed), rather
-        // than run on through points that no longer park it.
-        coroutine::suspend();
-        return 0;
+    let token = match parked {
+        Some(Parked::GoOn(choice)) => return choice,
+        Some(Parked::Wait(token)) => token,
+        None => {
+            // The run is over: the task goes no further (it is unwound, never resumed), rather
+            // than run on through points that no longer park it.
+            coroutine::suspend();
+            return 0;
+        }
     };
     coroutine::suspend();
     with_exec(|ex| {
@@ -73,4 +90,12 @@ pub(crate) fn sync_point_labeled(op: Op, label: Option<Label>) -> usize {
         }
         task.choice
     })
+}
+
+/// How a synchronous point's decision went for the task that reached it.
+enum Parked {
+    /// Picked again at once: it goes on, with the value drawn.
+    GoOn(usize),
+    /// Another task holds the baton: it waits, parked on its request `token`.
+    Wait(u64),
 }
