@@ -9,11 +9,27 @@ use crate::rt::task::{FairWait, Task, TaskState};
 use crate::vocab::TaskId;
 
 /// How many tasks are parked in a fair yield, and whether any yielded fairly in this run (its
-/// schedules are then the fair ones).
+/// schedules are then the fair ones); and buffers reused from decision to decision (a
+/// spin-wait yields at most of its steps: allocating per yield cost a third of such a step).
 #[derive(Default)]
 pub(crate) struct Fairness {
     yields: usize,
     yielded: bool,
+    /// Per enabled task of the decision at hand, what fairness makes of it.
+    scratch: Vec<Flags>,
+    /// The lists of ended fair waits, for the next ones.
+    spare_waits: Vec<Vec<u32>>,
+}
+
+/// What fairness makes of an enabled task at a decision.
+#[derive(Clone, Copy)]
+struct Flags {
+    /// It waits in a fair yield for others to move, and may not go on before them.
+    restricted: bool,
+    /// It waits in a tokio yield that may go on at once, before the others.
+    skipping: bool,
+    /// A crash or another intervention: no task to be fair to.
+    intervention: bool,
 }
 
 impl Fairness {
@@ -46,43 +62,43 @@ impl Execution {
     /// tasks that have moved since), but if none did, all stay: fairness must never stop a run.
     pub(super) fn fair(&mut self, enabled: &mut Vec<TaskId>) {
         self.start_fair_waits(enabled);
-        let waits = |t: TaskId| {
-            self.tasks[t.0].fair_wait.as_ref().is_some_and(|w| {
-                w.unmoved(&self.tasks)
-                    .any(|o| enabled.contains(&TaskId(o as usize)))
-            })
-        };
         // A tokio yield may go on at once (tokio may poll the yielder again before the
         // others), but not twice in a row: a cycle of yields still lets the others move, so
         // spin-waits stay finite and provable.
-        let waiting: Vec<(TaskId, bool, bool)> = enabled
-            .iter()
-            .map(|&t| {
-                let task = &self.tasks[t.0];
-                let may_skip = task.yield_may_continue && !task.continued_yield;
-                let waits = waits(t);
-                (t, waits && !may_skip, waits && may_skip)
-            })
+        let mut flags = std::mem::take(&mut self.fairness.scratch);
+        flags.clear();
+        for &t in enabled.iter() {
+            let task = &self.tasks[t.0];
+            let may_skip = task.yield_may_continue && !task.continued_yield;
+            let waits = task.fair_wait.as_ref().is_some_and(|w| {
+                w.unmoved(&self.tasks)
+                    .any(|o| enabled.contains(&TaskId(o as usize)))
+            });
+            flags.push(Flags {
+                restricted: waits && !may_skip,
+                skipping: waits && may_skip,
+                intervention: is_crash(task),
+            });
+        }
+        for (&t, f) in enabled.iter().zip(&flags) {
+            self.tasks[t.0].skipping_yield = f.skipping;
+        }
+        // The eligible tasks (all of them, if none is), in order, then the interventions.
+        let any_eligible = flags.iter().any(|f| !f.restricted && !f.intervention);
+        let interventions: Vec<TaskId> = (enabled.iter().zip(&flags))
+            .filter(|(_, f)| f.intervention)
+            .map(|(&t, _)| t)
             .collect();
-        let mut eligible = Vec::with_capacity(enabled.len());
-        let mut crashes = Vec::new();
-        let mut all = Vec::with_capacity(enabled.len());
-        for (t, restricted, skipping) in waiting {
-            self.tasks[t.0].skipping_yield = skipping;
-            if is_crash(&self.tasks[t.0]) {
-                crashes.push(t);
-                continue;
-            }
-            all.push(t);
-            if !restricted {
-                eligible.push(t);
+        let mut kept = 0;
+        for (i, f) in flags.iter().enumerate() {
+            if !(f.intervention || f.restricted && any_eligible) {
+                enabled[kept] = enabled[i];
+                kept += 1;
             }
         }
-        if eligible.is_empty() {
-            eligible = all;
-        }
-        eligible.extend(crashes);
-        *enabled = eligible;
+        enabled.truncate(kept);
+        enabled.extend(interventions);
+        self.fairness.scratch = flags;
     }
 
     /// A task that has just yielded fairly starts waiting for the others enabled now.
@@ -91,11 +107,14 @@ impl Execution {
         for &t in enabled.iter() {
             let task = &self.tasks[t.0];
             if task.state == TaskState::Parked(Op::YieldNow) && task.fair_wait.is_none() {
-                let others = enabled
-                    .iter()
-                    .filter(|&&o| o != t && !is_crash(&self.tasks[o.0]))
-                    .map(|o| o.0 as u32)
-                    .collect();
+                let mut others = self.fairness.spare_waits.pop().unwrap_or_default();
+                others.clear();
+                others.extend(
+                    enabled
+                        .iter()
+                        .filter(|&&o| o != t && !is_crash(&self.tasks[o.0]))
+                        .map(|o| o.0 as u32),
+                );
                 self.tasks[t.0].fair_wait = Some(FairWait {
                     since: steps,
                     others,
@@ -108,7 +127,9 @@ impl Execution {
     pub(super) fn fair_grant(&mut self, pick: TaskId, op: Op) {
         if op == Op::YieldNow {
             let task = &mut self.tasks[pick.0];
-            task.fair_wait = None;
+            if let Some(wait) = task.fair_wait.take() {
+                self.fairness.spare_waits.push(wait.others);
+            }
             task.continued_yield = std::mem::take(&mut task.skipping_yield);
             task.yield_may_continue = false;
             self.fairness.left_yield();
