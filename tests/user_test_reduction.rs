@@ -7,6 +7,12 @@
 //! identified by trace) must reach exactly the outcomes plain DFS reaches, and the same verdict,
 //! on every program whose plain search finishes. `BRAID_DIFF_PROGRAMS` sets how many (from seed
 //! 1; default 150).
+//!
+//! The same with fair yields (`GenOptions::spin`: `yield_now` statements and spin-waits on
+//! flags, some built to livelock): a run that yields fairly keeps the reduction without sleep
+//! sets, a state identified by its trace and by whom each task in a fair yield still waits
+//! for. The programs that yield are compared (`BRAID_DIFF_FAIR_PROGRAMS`, default 300 seeds),
+//! with runs cut at `SPIN_MAX_STEPS`.
 
 // The engine's own generator, as its tests build it. Its `is_multiple_of` is newer than the
 // workspace's rust-version, and fine on the pinned toolchain (rust-toolchain.toml).
@@ -21,8 +27,8 @@ use std::sync::Arc;
 
 use braid::engine::strategy::Reduction;
 use braid::Strategy;
-use proggen::{generate, GenOptions, Program};
-use reach::{reach, Reached};
+use proggen::{generate, GenOptions, Program, SPIN_MAX_STEPS};
+use reach::{reach_steps, Reached};
 
 /// Plain DFS runs before a program counts as too big to compare.
 const BUDGET: u64 = 3_000;
@@ -36,57 +42,107 @@ fn search(program: &Arc<Program>, reduction: Reduction) -> Reached<Vec<usize>> {
         reduction,
     };
     let name = format!("proggen {}", program.seed);
-    reach(&name, strategy, BUDGET, move || {
+    reach_steps(&name, strategy, BUDGET, program.max_steps(), move || {
         let p = p.clone();
         async move { p.run_as_test().await }
     })
 }
 
-#[test]
-fn reduced_dfs_on_user_tests_reaches_what_plain_dfs_reaches() {
-    let programs: u64 = std::env::var("BRAID_DIFF_PROGRAMS").map_or(150, |s| s.parse().unwrap());
-    let opts = GenOptions::default();
-    let (mut compared, mut plain_runs, mut reduced_runs) = (0, 0, 0);
-    let mut mismatches = Vec::new();
-    for seed in 1..=programs {
-        let program = Arc::new(generate(seed, &opts));
+/// What the differential found over a range of programs.
+#[derive(Default)]
+struct Tally {
+    compared: u64,
+    plain_runs: u64,
+    reduced_runs: u64,
+    mismatches: Vec<String>,
+}
+
+/// Reduced DFS against plain DFS on the programs of `seeds` that `keep` keeps.
+fn differential(
+    seeds: std::ops::RangeInclusive<u64>,
+    opts: &GenOptions,
+    keep: impl Fn(&Program) -> bool,
+) -> Tally {
+    let mut t = Tally::default();
+    for seed in seeds {
+        let program = Arc::new(generate(seed, opts));
+        if !keep(&program) {
+            continue;
+        }
         let plain = search(&program, Reduction::None);
         if !plain.finished {
             continue;
         }
         let reduced = search(&program, Reduction::VisitedStates);
-        compared += 1;
+        t.compared += 1;
         if plain.failed.is_some() || reduced.failed.is_some() {
             // A failing search stops at its first violation: the verdicts must agree.
             if plain.failed.is_some() != reduced.failed.is_some() {
-                mismatches.push(format!(
+                t.mismatches.push(format!(
                     "seed {seed}: plain DFS {:?}, reduced {:?}\n{program}",
                     plain.failed, reduced.failed
                 ));
             }
             continue;
         }
-        plain_runs += plain.runs;
-        reduced_runs += reduced.runs;
+        t.plain_runs += plain.runs;
+        t.reduced_runs += reduced.runs;
         if !reduced.finished || reduced.outcomes != plain.outcomes {
             let missed: Vec<_> = plain.outcomes.difference(&reduced.outcomes).collect();
-            mismatches.push(format!(
+            t.mismatches.push(format!(
                 "seed {seed}: reduced finished {}, missed {missed:?}\n{program}",
                 reduced.finished
             ));
         }
     }
+    t
+}
+
+#[test]
+fn reduced_dfs_on_user_tests_reaches_what_plain_dfs_reaches() {
+    let programs: u64 = std::env::var("BRAID_DIFF_PROGRAMS").map_or(150, |s| s.parse().unwrap());
+    let t = differential(1..=programs, &GenOptions::default(), |_| true);
     eprintln!(
-        "{compared} of {programs} programs compared; holding ones: plain DFS {plain_runs} runs, \
-         reduced {reduced_runs}"
+        "{} of {programs} programs compared; holding ones: plain DFS {} runs, reduced {}",
+        t.compared, t.plain_runs, t.reduced_runs
     );
-    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
     assert!(
-        compared >= programs / 2,
-        "only {compared} programs compared"
+        t.compared >= programs / 2,
+        "only {} programs compared",
+        t.compared
     );
     assert!(
-        reduced_runs < plain_runs,
-        "{reduced_runs} >= {plain_runs}: nothing reduced"
+        t.reduced_runs < t.plain_runs,
+        "{} >= {}: nothing reduced",
+        t.reduced_runs,
+        t.plain_runs
+    );
+}
+
+#[test]
+fn reduced_dfs_on_user_tests_that_yield_fairly_reaches_what_plain_dfs_reaches() {
+    let seeds: u64 = std::env::var("BRAID_DIFF_FAIR_PROGRAMS").map_or(300, |s| s.parse().unwrap());
+    let opts = GenOptions {
+        spin: true,
+        ..GenOptions::default()
+    };
+    let t = differential(1..=seeds, &opts, Program::yields);
+    eprintln!(
+        "{} programs that yield compared (of {seeds} seeds, runs cut at {SPIN_MAX_STEPS} \
+         steps); holding ones: plain DFS {} runs, reduced {}",
+        t.compared, t.plain_runs, t.reduced_runs
+    );
+    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
+    assert!(
+        t.compared >= seeds / 4,
+        "only {} programs compared",
+        t.compared
+    );
+    assert!(
+        t.reduced_runs < t.plain_runs,
+        "{} >= {}: nothing reduced",
+        t.reduced_runs,
+        t.plain_runs
     );
 }

@@ -187,3 +187,37 @@ fn unbounded_reductions_find_the_violation_behind_a_fair_yield() {
         assert_eq!(got.invariants, reference.invariants, "{mode}\n{program}");
     }
 }
+
+/// Visited states by trace on a model that yields fairly (sleep sets off): two schedules with
+/// one trace may still differ in whom a task in a fair yield waits for (a yield touches no
+/// object, so it commutes with every step in the trace), and so in who may run next; the
+/// state's key includes those waits. Without them (found by the fair differential, `--spin
+/// --programs 4000 --budget 300`: the only program of 4,000 to show it), seed 1280's `livelock`
+/// (t3 stores 0 after t1's 1, and t0 and t1 spin on for ever) is missed unbounded and within 1
+/// and 2 preemptions, where plain DFS finds it.
+#[test]
+fn visited_states_by_trace_keep_whom_a_fair_yield_waits_for() {
+    let program = Arc::new(generate(1280, &fair()));
+    let budget = 5000;
+    for bound in [None, Some(1), Some(2)] {
+        let reference = explore(
+            &program,
+            Mode {
+                bound,
+                reduction: Reduction::None,
+                visible: false,
+            },
+            budget,
+        );
+        assert!(reference.exhaustive, "{program}");
+        assert!(reference.invariants.contains("livelock"), "{program}");
+        let mode = Mode {
+            bound,
+            reduction: Reduction::VisitedStates,
+            visible: false,
+        };
+        let got = explore(&program, mode, budget);
+        assert!(got.exhaustive, "{mode}");
+        assert_eq!(got.invariants, reference.invariants, "{mode}\n{program}");
+    }
+}

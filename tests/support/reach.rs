@@ -21,7 +21,24 @@ pub struct Reached<T> {
 
 /// Searches `body` (whose output is a run's outcome) as the check `name`, with `strategy` and
 /// at most `runs` runs.
+#[allow(dead_code)]
 pub fn reach<T, F, Fut>(name: &str, strategy: Strategy, runs: u64, body: F) -> Reached<T>
+where
+    T: Ord + Send + 'static,
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = T> + 'static,
+{
+    reach_steps(name, strategy, runs, None, body)
+}
+
+/// `reach`, with runs cut at `max_steps` (`None`: the default bound).
+pub fn reach_steps<T, F, Fut>(
+    name: &str,
+    strategy: Strategy,
+    runs: u64,
+    max_steps: Option<usize>,
+    body: F,
+) -> Reached<T>
 where
     T: Ord + Send + 'static,
     F: Fn() -> Fut + Send + Sync + 'static,
@@ -29,7 +46,7 @@ where
 {
     let finals: Arc<Mutex<Vec<T>>> = Arc::default();
     let f = finals.clone();
-    let report = braid::check(move || {
+    let mut check = braid::check(move || {
         let (run, f) = (body(), f.clone());
         async move {
             let outcome = run.await;
@@ -39,8 +56,11 @@ where
     .name(name)
     .strategy(strategy)
     .runs(runs)
-    .out(std::env::temp_dir().join("braid-differential"))
-    .run();
+    .out(std::env::temp_dir().join("braid-differential"));
+    if let Some(n) = max_steps {
+        check = check.max_steps(n);
+    }
+    let report = check.run();
     let mut finals = std::mem::take(&mut *finals.lock().unwrap());
     let (failed, finished, runs) = match &report.outcome {
         Outcome::Holds { runs, .. } => {

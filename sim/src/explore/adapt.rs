@@ -1,7 +1,8 @@
 //! Probing the model and adapting the search to it: a reduction is sound only on a model whose
-//! shared state the engine sees, and does not see the dependencies of time or of fair yields;
-//! PCT needs an estimate of a run's length. One seeded probe run (and a few calibration runs)
-//! before the search, and every run of the search, can change how it searches.
+//! shared state the engine sees, and does not see the dependencies of time (nor sleep sets
+//! those of fair yields); PCT needs an estimate of a run's length. One seeded probe run (and a
+//! few calibration runs) before the search, and every run of the search, can change how it
+//! searches.
 
 use super::Explorer;
 use crate::run::{run_once, RunConfig, RunResult};
@@ -42,9 +43,9 @@ impl Explorer<'_> {
             // The plan's turns interleave one enumeration with one sample: it runs as one job.
             self.jobs = 1;
         }
-        // Reductions do not see the dependencies of time or of fair yields (probed by one run
-        // here, before jobs split the search; a run of the search that shows one later
-        // restarts it, see `search_loop`).
+        // Reductions do not see the dependencies of time, nor sleep sets those of fair yields
+        // (probed by one run here, before jobs split the search; a run of the search that
+        // shows one later restarts it, see `search_loop`).
         if matches!(
             self.strategy,
             StrategyKind::Dfs { reduction, .. } if reduction != Reduction::None
@@ -65,18 +66,20 @@ impl Explorer<'_> {
         run_once(self.model, Box::new(Random::new(!self.seed)), 0, &config).0
     }
 
-    /// A reduced DFS on a model that sets timers (a timer fires only when every task waits) or
+    /// A reduced DFS on a model that sets timers (a timer fires only when every task waits)
+    /// steps outside what the reductions see: it is searched without them. On a model that
     /// yields fairly (who may run next depends on who has moved since, whatever each step
-    /// touched) steps outside what the reductions see: it is searched without them, except
-    /// that a search by value keeps its visited states, which include time and the fairness
-    /// waits, and drops only sleep sets. Returns whether the search must start again.
+    /// touched), sleep sets and partial-order reduction are unsound, but visited states stand
+    /// for their continuations when a state includes whom each fair yield still waits for (by
+    /// value it does; by trace, `Dfs::visit` adds it): such a search keeps its visited states
+    /// and drops only sleep sets. Returns whether the search must start again.
     pub(super) fn adapt_to(&mut self, used_time: bool, yielded_fairly: bool) -> bool {
         if self.strategy == StrategyKind::Default {
             // The plan's DFS: visited states, by value on a state-visible model.
             if !(used_time || yielded_fairly) || self.plain_plan {
                 return false;
             }
-            if used_time || !self.model.state_visible() {
+            if used_time {
                 self.plain_plan = true;
                 return true;
             }
@@ -94,8 +97,7 @@ impl Explorer<'_> {
         if reduction == Reduction::None || !(used_time || yielded_fairly) {
             return false;
         }
-        let by_value = self.model.state_visible() && reduction == Reduction::VisitedStates;
-        if used_time || !by_value {
+        if used_time || reduction != Reduction::VisitedStates {
             self.strategy = StrategyKind::Dfs {
                 preemption_bound,
                 reduction: Reduction::None,

@@ -78,10 +78,10 @@ pub struct Explorer<'m> {
     deepening: Option<bool>,
     /// Pruned branches to re-explore without reduction after the search (`audit`).
     audit: usize,
-    /// DFS by value without sleep sets (a model that yields fairly, see `adapt_to`).
+    /// DFS with visited states and without sleep sets (a model that yields fairly, see
+    /// `adapt_to`).
     no_sleep_sets: bool,
-    /// The default plan's DFS without reduction (a model that sets timers, or yields fairly
-    /// and is not state-visible).
+    /// The default plan's DFS without reduction (a model that sets timers).
     plain_plan: bool,
     /// Run partial-order reduction when asked for it (it is not offered: see `adapt_to_model`),
     /// so that the differential tests keep measuring it.

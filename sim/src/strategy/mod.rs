@@ -66,6 +66,11 @@ pub struct PickView<'a> {
     /// asked for it, `RunNeeds::value_state`; on demand, since it costs a pass over every
     /// object and task).
     pub(crate) state_of: Option<&'a dyn Fn() -> u64>,
+    /// A digest of the fairness state (0 before any task yielded fairly): whom each task in a
+    /// fair yield still waits for, and which tasks' yields may or may not go on at once. Two
+    /// states equal by trace may still differ in who may run next; identified by trace, a
+    /// state includes this (see `Dfs::visit`).
+    pub fairness: u64,
     pub(crate) names: &'a dyn Fn(TaskId) -> &'a str,
     pub(crate) pending: &'a dyn Fn(TaskId) -> Option<crate::vocab::ObjId>,
 }

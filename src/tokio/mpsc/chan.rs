@@ -2,6 +2,16 @@
 //! waker. A bounded channel adds a semaphore of free slots: a send takes a slot, a receive
 //! gives one back (as tokio's does), so back-pressure and FIFO fairness among blocked senders
 //! come from the semaphore.
+//!
+//! The state is four engine objects, so that the reduction sees which steps truly depend on
+//! each other: the queue and the receiver's side (`Core`), the number of senders, whether
+//! every sender is gone, and the receiver's waker. A clone or a drop of a sender that is not
+//! the last one touches only the count, which no send or receive reads; the last one's drop
+//! also marks the senders gone, which a receive reads only when it finds the queue empty, and
+//! wakes the receiver if it waits. Taking the waker reads its slot when it is empty (nothing
+//! changes), so a send and the last drop commute with each other and with a receive that is
+//! not waiting. The scheduling points are tokio's, each where it was: only what each step
+//! accesses is finer.
 
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
@@ -20,38 +30,58 @@ pub(super) struct Core<T> {
     rx_closed: bool,
     /// The receiver is gone: nothing queued now would ever be received.
     rx_dropped: bool,
-    senders: usize,
     /// Slots reserved by a `Permit` and not yet used: a closed channel is not drained until
     /// they are.
     reserved: usize,
-    rx_waker: Option<Waker>,
     /// Senders waiting in `closed()`.
     closed_waiters: WaitList,
 }
 
 /// The engine hashes a summary: how many messages wait (not their values, which need not be
-/// `Hash`), who is still there, and what is reserved.
+/// `Hash`), whether the receiver is there, and what is reserved.
 impl<T> Hash for Core<T> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.queue.len().hash(state);
         self.rx_closed.hash(state);
-        self.senders.hash(state);
         self.reserved.hash(state);
     }
 }
 
 impl<T> Core<T> {
-    /// Whether nothing more can ever arrive: nobody can send, and no slot is in use (`idle`:
-    /// a bounded channel's slots all free, as tokio's semaphore is idle; a slot handed to a
-    /// waiting `reserve()` that has not run yet is in use).
-    fn disconnected(&self, idle: bool) -> bool {
-        self.queue.is_empty() && (self.senders == 0 || self.rx_closed) && self.reserved == 0 && idle
+    /// Whether nothing more can ever arrive once nobody can send (`rx_closed`, or every sender
+    /// gone): nothing queued, and no slot in use (`idle`: a bounded channel's slots all free,
+    /// as tokio's semaphore is idle; a slot handed to a waiting `reserve()` that has not run
+    /// yet is in use).
+    fn drained(&self, idle: bool) -> bool {
+        self.queue.is_empty() && self.reserved == 0 && idle
     }
 }
 
-/// One channel: its state, and its free slots when it is bounded.
+/// The receiver's waker, in an object of its own: the engine hashes nothing of it (a waker is
+/// not state).
+struct RxWaker(Option<Waker>);
+
+impl Hash for RxWaker {
+    fn hash<H: Hasher>(&self, _: &mut H) {}
+}
+
+/// What a receive sees of an empty channel: whether no slot is reserved, and whether the
+/// receiver closed it.
+struct Empty {
+    unreserved: bool,
+    rx_closed: bool,
+}
+
+/// One channel: its state, its senders, and its free slots when it is bounded.
 pub(super) struct Chan<T> {
     pub(super) state: Shared<Core<T>>,
+    /// How many senders: only their clones and drops touch it.
+    senders: Shared<usize>,
+    /// Every sender is gone: set once, by the last one's drop; read by a receive that finds
+    /// the queue empty.
+    senders_gone: Shared<bool>,
+    /// The receiver's waker, while it waits for a message.
+    rx_waker: Shared<RxWaker>,
     pub(super) slots: Option<Semaphore>,
     capacity: usize,
 }
@@ -59,16 +89,18 @@ pub(super) struct Chan<T> {
 impl<T> Chan<T> {
     /// A channel with one sender; bounded to `capacity` messages if given.
     pub(super) fn new(capacity: Option<usize>) -> Self {
+        let name = sim::sync::auto_name("channel");
         Chan {
+            senders: Shared::new(format!("{name} senders"), 1),
+            senders_gone: Shared::new(format!("{name} senders gone"), false),
+            rx_waker: Shared::new(format!("{name} receiver waker"), RxWaker(None)),
             state: Shared::new(
-                sim::sync::auto_name("channel"),
+                name,
                 Core {
                     queue: VecDeque::new(),
                     rx_closed: false,
                     rx_dropped: false,
-                    senders: 1,
                     reserved: 0,
-                    rx_waker: None,
                     closed_waiters: WaitList::default(),
                 },
             ),
@@ -86,17 +118,32 @@ impl<T> Chan<T> {
     /// `refuse_closed`, has closed the channel. (A bounded send's slot, taken beforehand,
     /// proves the channel was open; a reserved slot may be used after `close`, as tokio's.)
     pub(super) fn push(&self, value: T, refuse_closed: bool) -> Result<(), T> {
-        let waker = self.state.with_mut(|c| {
+        self.state.with_mut(|c| {
             if c.rx_dropped || (refuse_closed && c.rx_closed) {
                 return Err(value);
             }
             c.queue.push_back(value);
-            Ok(c.rx_waker.take())
+            Ok(())
         })?;
-        if let Some(w) = waker {
+        self.wake_receiver();
+        Ok(())
+    }
+
+    /// Wakes the receiver if it waits: a read of its waker's slot when it does not (nothing
+    /// changes), a write when it does.
+    fn wake_receiver(&self) {
+        if self.rx_waker.with(|w| w.0.is_none()) {
+            return;
+        }
+        if let Some(w) = self.rx_waker.with_mut(|w| w.0.take()) {
             w.wake();
         }
-        Ok(())
+    }
+
+    /// Whether nobody can send any more: the receiver closed the channel (`rx_closed`, read
+    /// from the state already), or every sender is gone (read only when not).
+    fn nobody_sends(&self, rx_closed: bool) -> bool {
+        rx_closed || self.senders_gone.with(|g| *g)
     }
 
     /// Whether every slot is free (always, unbounded).
@@ -109,19 +156,16 @@ impl<T> Chan<T> {
     /// A slot reserved (`reserved` counts it) or given up.
     pub(super) fn reserve_slot(&self, delta: isize) {
         let idle = self.idle();
-        let waker = self.state.with_mut(|c| {
+        let (drained, rx_closed) = self.state.with_mut(|c| {
             c.reserved = c
                 .reserved
                 .checked_add_signed(delta)
                 .expect("reserved slots");
-            // The last reservation given up may leave a closed channel drained.
-            match c.disconnected(idle) {
-                true => c.rx_waker.take(),
-                false => None,
-            }
+            (c.drained(idle), c.rx_closed)
         });
-        if let Some(w) = waker {
-            w.wake();
+        // The last reservation given up may leave a closed channel drained.
+        if drained && self.nobody_sends(rx_closed) {
+            self.wake_receiver();
         }
     }
 
@@ -145,19 +189,20 @@ impl<T> Chan<T> {
         cx: &mut Context<'_>,
         at: Option<&'static Location<'static>>,
     ) -> Poll<Option<T>> {
-        let mut stale = None;
         let idle = self.idle();
-        let mut closed = false;
-        let got = self.state.with_mut(|c| match c.queue.pop_front() {
-            Some(v) => Poll::Ready(Some(v)),
-            None if c.disconnected(idle) => Poll::Ready(None),
-            None => {
-                closed = c.senders == 0 || c.rx_closed;
-                stale = c.rx_waker.replace(cx.waker().clone());
-                self.state.waiting_at("recv", "empty", at);
-                Poll::Pending
+        let empty = match self.pop() {
+            Ok(v) => {
+                self.free_slot();
+                return Poll::Ready(Some(v));
             }
-        });
+            Err(empty) => empty,
+        };
+        let closed = self.nobody_sends(empty.rx_closed);
+        if closed && empty.unreserved && idle {
+            return Poll::Ready(None);
+        }
+        let stale = self.rx_waker.with_mut(|w| w.0.replace(cx.waker().clone()));
+        self.state.waiting_at("recv", "empty", at);
         if closed {
             if let Some(slots) = &self.slots {
                 // Closed, its slots still in use: one coming back may leave it drained.
@@ -166,24 +211,39 @@ impl<T> Chan<T> {
         }
         // Outside the state's borrow: a waker's drop may reach this channel again.
         drop(stale);
-        if matches!(got, Poll::Ready(Some(_))) {
-            self.free_slot();
+        Poll::Pending
+    }
+
+    /// The next message, or, when none is queued (a read of the state, which changes
+    /// nothing), what the receiver sees of an empty channel.
+    fn pop(&self) -> Result<T, Empty> {
+        let empty = self.state.with(|c| {
+            c.queue.is_empty().then_some(Empty {
+                unreserved: c.reserved == 0,
+                rx_closed: c.rx_closed,
+            })
+        });
+        match empty {
+            Some(empty) => Err(empty),
+            None => Ok(self
+                .state
+                .with_mut(|c| c.queue.pop_front().expect("a message is queued"))),
         }
-        got
     }
 
     /// `try_recv` after its scheduling point.
     pub(super) fn try_recv(&self) -> Result<T, TryRecvError> {
         let idle = self.idle();
-        let got = self.state.with_mut(|c| match c.queue.pop_front() {
-            Some(v) => Ok(v),
-            None if c.disconnected(idle) => Err(TryRecvError::Disconnected),
-            None => Err(TryRecvError::Empty),
-        });
-        if got.is_ok() {
-            self.free_slot();
+        match self.pop() {
+            Ok(v) => {
+                self.free_slot();
+                Ok(v)
+            }
+            Err(empty) if empty.unreserved && idle && self.nobody_sends(empty.rx_closed) => {
+                Err(TryRecvError::Disconnected)
+            }
+            Err(_) => Err(TryRecvError::Empty),
         }
-        got
     }
 
     /// The receiver closes the channel: senders fail from now on (waiting ones too), the
@@ -207,11 +267,15 @@ impl<T> Chan<T> {
         }
         self.state.write_point_as("drop receiver");
         self.close();
-        let (queued, waker) = self.state.with_mut(|c| {
+        let queued = self.state.with_mut(|c| {
             c.rx_dropped = true;
-            (std::mem::take(&mut c.queue), c.rx_waker.take())
+            std::mem::take(&mut c.queue)
         });
         // The receiver's waker goes with it (it would keep its task alive).
+        let waker = match self.rx_waker.with(|w| w.0.is_some()) {
+            true => self.rx_waker.with_mut(|w| w.0.take()),
+            false => None,
+        };
         drop((queued, waker));
         if let Some(slots) = &self.slots {
             slots.forget_release_waker();
@@ -230,10 +294,10 @@ impl<T> Chan<T> {
         self.state.with(|c| c.queue.len())
     }
 
-    /// One more sender.
+    /// One more sender (the count only: nothing a receive or a send reads).
     pub(super) fn add_sender(&self) {
-        self.state.write_point_as("clone sender");
-        self.state.with_mut(|c| c.senders += 1);
+        self.senders.write_point_as("clone sender");
+        self.senders.with_mut(|n| *n += 1);
     }
 
     /// One sender fewer: the last one's drop lets the receiver see the end.
@@ -242,17 +306,16 @@ impl<T> Chan<T> {
             return;
         }
         // The last sender's drop ends the channel for the receiver: another task may look
-        // first, or send first.
-        self.state.write_point_as("drop sender");
-        let waker = self.state.with_mut(|c| {
-            c.senders -= 1;
-            match c.senders {
-                0 => c.rx_waker.take(),
-                _ => None,
-            }
+        // first, or send first. Any other drop changes only the count (which it reads, to know
+        // it is not the last: two drops do not commute).
+        self.senders.write_point_as("drop sender");
+        let last = self.senders.with_mut(|n| {
+            *n -= 1;
+            *n == 0
         });
-        if let Some(w) = waker {
-            w.wake();
+        if last {
+            self.senders_gone.with_mut(|g| *g = true);
+            self.wake_receiver();
         }
     }
 
@@ -285,7 +348,8 @@ impl<T> Chan<T> {
     /// The receiver's view of closed: it closed the channel, or every sender is gone.
     pub(super) fn rx_is_closed(&self) -> bool {
         self.state.read_point_as("is_closed");
-        self.state.with(|c| c.rx_closed || c.senders == 0)
+        let rx_closed = self.state.with(|c| c.rx_closed);
+        self.nobody_sends(rx_closed)
     }
 }
 

@@ -128,12 +128,17 @@ impl Execution {
             let time = clock.fingerprint();
             move || crate::digest::mix(v.fingerprint(objects, tasks, task_events), time)
         });
+        let fairness = match self.fairness.ever_yielded() {
+            true => fairness_digest(tasks),
+            false => 0,
+        };
         let view = PickView {
             step: self.steps,
             enabled,
             current: prev,
             prev_accesses,
             state_of: fingerprint.as_ref().map(|f| f as &dyn Fn() -> u64),
+            fairness,
             names: &names,
             pending: &pending,
         };
@@ -275,4 +280,22 @@ impl Execution {
             Stop::HiddenState(message) => self.violate(crate::strategy::HIDDEN_STATE, message),
         }
     }
+}
+
+/// A digest of who may run next besides what the tasks and objects are: per task, whom it
+/// still waits for in a fair yield, whether its pending yield may go on at once (tokio's), and
+/// whether its last yield did (so its next one may not).
+fn fairness_digest(tasks: &[crate::rt::task::Task]) -> u64 {
+    use crate::digest::mix;
+    tasks.iter().enumerate().fold(0u64, |sum, (i, t)| {
+        let waits = t
+            .fair_wait
+            .as_ref()
+            .map_or(0, |w| w.unmoved(tasks).fold(7, |h, o| mix(h, u64::from(o))));
+        let flags = u64::from(t.yield_may_continue) | u64::from(t.continued_yield) << 1;
+        match (waits, flags) {
+            (0, 0) => sum,
+            _ => sum.wrapping_add(mix(mix(i as u64, waits), flags)),
+        }
+    })
 }

@@ -1,7 +1,9 @@
 //! Fairness (loom's `Yield` state, CHESS's fairness): a task in a fair yield waits until every
 //! task that was enabled when it yielded has taken a step since, so that spin-waits stay
-//! finite and provable. Reductions do not see fairness's dependencies: `Explorer` searches a
-//! model that yields fairly without them, or by value without sleep sets.
+//! finite and provable. Sleep sets and partial-order reduction do not see fairness's
+//! dependencies: `Explorer` searches a model that yields fairly with visited states only, each
+//! state identified with whom its fair yields wait for (by value, or by trace and
+//! `PickView::fairness`).
 
 use super::Execution;
 use crate::rt::op::Op;

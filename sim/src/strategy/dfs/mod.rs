@@ -161,11 +161,12 @@ impl Dfs {
             && !self.no_sleep_sets
     }
 
-    /// Visited states by value without sleep sets: for a model whose tasks yield fairly, where
-    /// who may run next depends on who has moved since a task yielded, whatever each step
-    /// touched, so steps that touch different objects are not independent (the generated-
-    /// program differential found sleep sets missing violations behind fair yields). States
-    /// identified by value, fairness waits included, still stand for their continuations.
+    /// Visited states without sleep sets: for a model whose tasks yield fairly, where who may
+    /// run next depends on who has moved since a task yielded, whatever each step touched, so
+    /// steps that touch different objects are not independent (the generated-program
+    /// differential found sleep sets missing violations behind fair yields). States still
+    /// stand for their continuations when identified with whom each fair yield waits for: by
+    /// value the state includes it; by trace `visit` adds it (`PickView::fairness`).
     pub fn without_sleep_sets(mut self) -> Self {
         self.no_sleep_sets = true;
         self
@@ -312,7 +313,7 @@ impl Dfs {
                 return decided;
             }
         }
-        let only = self.visit(current, preemptions, &sleep, value_state)?;
+        let only = self.visit(current, preemptions, &sleep, value_state, view.fairness)?;
         let node = Node::task(
             view.enabled.to_vec(),
             current,
@@ -334,6 +335,7 @@ impl Dfs {
         preemptions: usize,
         sleep: &[(usize, Vec<Access>)],
         value_state: Option<u64>,
+        fairness: u64,
     ) -> Result<Option<TaskSet>, Stop> {
         if self.above_split(self.stack.len()) {
             return Ok(None);
@@ -343,7 +345,12 @@ impl Dfs {
         };
         // Under a bound, which task runs without a preemption is part of the state.
         let running = current.filter(|_| self.preemption_bound.is_some());
-        let state = value_state.unwrap_or_else(|| self.trace.fingerprint());
+        // By trace, a state leaves out who may run next under fairness: it joins the key (by
+        // value, the fairness waits are part of the state already).
+        let state = value_state.unwrap_or_else(|| match fairness {
+            0 => self.trace.fingerprint(),
+            f => mix(self.trace.fingerprint(), f),
+        });
         let key = mix(state, running.map_or(0, |t| t.0 as u64 + 1));
         match visited.visit(key, preemptions, sleep_set(sleep)) {
             Visit::New => Ok(None),
