@@ -69,8 +69,8 @@ pub struct PickView<'a> {
     /// A digest of the fairness state (0 before any task yielded fairly): whom each task in a
     /// fair yield still waits for, and which tasks' yields may or may not go on at once. Two
     /// states equal by trace may still differ in who may run next; identified by trace, a
-    /// state includes this (see `Dfs::visit`).
-    pub fairness: u64,
+    /// state includes this (see `Dfs::visit`). On demand: only a search by trace asks.
+    pub(crate) fairness: &'a dyn Fn() -> u64,
     pub(crate) names: &'a dyn Fn(TaskId) -> &'a str,
     pub(crate) pending: &'a dyn Fn(TaskId) -> Option<crate::vocab::ObjId>,
 }

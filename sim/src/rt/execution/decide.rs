@@ -128,7 +128,8 @@ impl Execution {
             let time = clock.fingerprint();
             move || crate::digest::mix(v.fingerprint(objects, tasks, task_events), time)
         });
-        let fairness = match self.fairness.ever_yielded() {
+        let yielded = self.fairness.ever_yielded();
+        let fairness = || match yielded {
             true => fairness_digest(tasks),
             false => 0,
         };
@@ -138,7 +139,7 @@ impl Execution {
             current: prev,
             prev_accesses,
             state_of: fingerprint.as_ref().map(|f| f as &dyn Fn() -> u64),
-            fairness,
+            fairness: &fairness,
             names: &names,
             pending: &pending,
         };

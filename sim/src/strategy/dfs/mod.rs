@@ -335,7 +335,7 @@ impl Dfs {
         preemptions: usize,
         sleep: &[(usize, Vec<Access>)],
         value_state: Option<u64>,
-        fairness: u64,
+        fairness: &dyn Fn() -> u64,
     ) -> Result<Option<TaskSet>, Stop> {
         if self.above_split(self.stack.len()) {
             return Ok(None);
@@ -347,7 +347,7 @@ impl Dfs {
         let running = current.filter(|_| self.preemption_bound.is_some());
         // By trace, a state leaves out who may run next under fairness: it joins the key (by
         // value, the fairness waits are part of the state already).
-        let state = value_state.unwrap_or_else(|| match fairness {
+        let state = value_state.unwrap_or_else(|| match fairness() {
             0 => self.trace.fingerprint(),
             f => mix(self.trace.fingerprint(), f),
         });
