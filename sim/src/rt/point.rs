@@ -110,9 +110,12 @@ fn unwind_if_cancelled() {
 /// baton resumes without being woken.
 fn is_own_waker(waker: &Waker) -> bool {
     with_exec(|ex| {
-        let me = ex
-            .current()
-            .expect("a scheduling point is reached by a running task");
+        // The point's park ended the run (no task holds the baton): nobody is to be woken.
+        // (This used to panic here, a panic caught and unwound at the end of most runs of the
+        // models: a fifth of their time.)
+        let Some(me) = ex.current() else {
+            return true;
+        };
         ex.tasks[me.0]
             .wake_flag
             .as_ref()
