@@ -318,11 +318,8 @@ fn after_slice(ex: &mut Execution, id: TaskId, ran: Ran) -> Next {
             },
             None if ex.take_reschedule() => {
                 // Hands the runtime back for a moment, keeping the baton (see `node`).
-                let task = &mut ex.tasks[id.0];
-                task.state = TaskState::Granted;
-                if let Some(w) = &task.waker {
-                    w.wake_by_ref();
-                }
+                ex.tasks[id.0].state = TaskState::Granted;
+                ex.wake(id);
                 Next::Wait
             }
             None => {

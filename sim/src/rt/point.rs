@@ -164,15 +164,27 @@ fn park_here(ex: &mut Execution, me: TaskId, op: Op, token: &mut Option<u64>) ->
          several futures in one poll)",
         ex.tasks[me.0].name
     );
+    match park_in_place(ex, me, op) {
+        Ok(choice) => Poll::Ready(choice),
+        Err(t) => {
+            *token = Some(t);
+            Poll::Pending
+        }
+    }
+}
+
+/// Parks the running task `me` on `op` where it is and lets the strategy decide: the value
+/// drawn if it was picked again at once (it goes on in the same slice), else the token of the
+/// request it now waits on, parked in this slice (`after_slice` leaves it parked).
+pub(super) fn park_in_place(ex: &mut Execution, me: TaskId, op: Op) -> Result<usize, u64> {
     let t = ex.next_token();
     if park(ex, me, op, t) {
         let task = &mut ex.tasks[me.0];
         task.parked_token = None;
-        return Poll::Ready(task.choice);
+        return Ok(task.choice);
     }
     ex.set_parked_in_slice();
-    *token = Some(t);
-    Poll::Pending
+    Err(t)
 }
 
 /// Parks task `id` on `op` (its request `token`) and lets the strategy decide; whether it was

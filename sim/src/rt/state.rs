@@ -95,10 +95,7 @@ impl ValueState {
             };
             let events = task_events.get(i + 1).copied().unwrap_or(0);
             // Whom a task in a fair yield still waits for decides who may run next.
-            let waits = t
-                .fair_wait
-                .as_ref()
-                .map_or(0, |w| w.unmoved(tasks).fold(7, |h, o| mix(h, u64::from(o))));
+            let waits = t.fair_wait.as_ref().map_or(0, |w| w.digest(tasks));
             let task = mix(mix(mix(i as u64 | 1 << 62, local), events), waits);
             sum = sum.wrapping_add(task);
         }

@@ -4,7 +4,7 @@
 
 use super::coroutine;
 use super::op::Op;
-use super::point::park;
+use super::point::park_in_place;
 use super::task::Label;
 use super::with_exec;
 use crate::model::Grain;
@@ -58,22 +58,14 @@ pub(crate) fn sync_point_labeled(op: Op, label: Option<Label>) -> usize {
         ex.clear_request();
         let Some(me) = ex.current() else {
             // No task holds the baton: its slice's end parks it (see `after_slice`).
-            return ex.request(op).map(Parked::Wait);
+            return ex.request(op).map(Err);
         };
         ex.tasks[me.0].label = label;
-        let token = ex.next_token();
-        if park(ex, me, op, token) {
-            ex.tasks[me.0].parked_token = None;
-            return Some(Parked::GoOn(ex.tasks[me.0].choice));
-        }
-        if !ex.is_over() {
-            ex.set_parked_in_slice();
-        }
-        Some(Parked::Wait(token))
+        Some(park_in_place(ex, me, op))
     });
     let token = match parked {
-        Some(Parked::GoOn(choice)) => return choice,
-        Some(Parked::Wait(token)) => token,
+        Some(Ok(choice)) => return choice,
+        Some(Err(token)) => token,
         None => {
             // The run is over: the task goes no further (it is unwound, never resumed), rather
             // than run on through points that no longer park it.
@@ -90,12 +82,4 @@ pub(crate) fn sync_point_labeled(op: Op, label: Option<Label>) -> usize {
         }
         task.choice
     })
-}
-
-/// How a synchronous point's decision went for the task that reached it.
-enum Parked {
-    /// Picked again at once: it goes on, with the value drawn.
-    GoOn(usize),
-    /// Another task holds the baton: it waits, parked on its request `token`.
-    Wait(u64),
 }

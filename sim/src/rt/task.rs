@@ -66,7 +66,8 @@ pub(crate) enum TaskState {
     /// `Op::Blocked` while blocked on its waker, whose grant resumes its future from
     /// `ModelTask` rather than a point inside it).
     Parked(Op),
-    /// Granted the baton: it goes on when madsim next polls it (or at once, from `park`).
+    /// Granted the baton: it goes on at once (from `park`), or resumed by the task whose slice
+    /// just ended (`Execution::hand_to`), or when madsim next polls it.
     Granted,
     /// Holds the baton (or held it when the run ended).
     Running,
@@ -129,6 +130,12 @@ pub(crate) struct FairWait {
 }
 
 impl FairWait {
+    /// A digest of whom it still waits for (part of a state: it decides who may run next).
+    pub(crate) fn digest(&self, tasks: &[Task]) -> u64 {
+        use crate::digest::mix;
+        self.unmoved(tasks).fold(7, |h, o| mix(h, u64::from(o)))
+    }
+
     /// The tasks it still waits for to move (before any is checked for being enabled).
     pub(crate) fn unmoved<'t>(&'t self, tasks: &'t [Task]) -> impl Iterator<Item = u32> + 't {
         self.others.iter().copied().filter(move |&w| {

@@ -147,7 +147,7 @@ impl Execution {
     }
 
     /// Hands the baton to `pick`: its step is recorded (decision, preemption, digest, trace),
-    /// its own bookkeeping updated, its `choose` drawn, and its waker called.
+    /// its own bookkeeping updated, its `choose` drawn, and it is handed the baton (`hand_to`).
     fn grant(&mut self, prev: Option<TaskId>, pick: TaskId, enabled: &[TaskId]) {
         // Moving off a task that yielded is what it asked for, not a preemption.
         let preempted = prev.is_some_and(|p| {
@@ -289,10 +289,7 @@ impl Execution {
 fn fairness_digest(tasks: &[crate::rt::task::Task]) -> u64 {
     use crate::digest::mix;
     tasks.iter().enumerate().fold(0u64, |sum, (i, t)| {
-        let waits = t
-            .fair_wait
-            .as_ref()
-            .map_or(0, |w| w.unmoved(tasks).fold(7, |h, o| mix(h, u64::from(o))));
+        let waits = t.fair_wait.as_ref().map_or(0, |w| w.digest(tasks));
         let flags = u64::from(t.yield_may_continue) | u64::from(t.continued_yield) << 1;
         match (waits, flags) {
             (0, 0) => sum,
