@@ -23,17 +23,9 @@ use braid::Strategy;
 use shuttle::scheduler::{PctScheduler, RandomScheduler, Scheduler};
 use shuttle::{Config, Runner};
 
-/// CPU seconds this process has used.
-fn cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec for the call to fill.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
+#[path = "../cpu_time.rs"]
+mod cpu_time;
+use cpu_time::cpu_seconds;
 
 /// Which scheduler, on both sides.
 #[derive(Clone, Copy)]

@@ -24,16 +24,11 @@ unsafe impl std::alloc::GlobalAlloc for Counting {
 }
 #[global_allocator]
 static A: Counting = Counting;
+#[path = "../cpu_time.rs"]
+mod cpu_time;
+use cpu_time::cpu_seconds;
+
 fn main() {
-    let cpu = || {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid timespec for the call to fill.
-        unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-        ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-    };
     let n: u64 = std::env::args()
         .nth(2)
         .map_or(100_000, |a| a.parse().unwrap());
@@ -72,9 +67,9 @@ fn main() {
             continue;
         }
         let a0 = ALLOCS.load(Ordering::Relaxed);
-        let s = cpu();
+        let s = cpu_seconds();
         let _ = check.strategy(braid::Strategy::Random).runs(n).run();
-        let d = cpu() - s;
+        let d = cpu_seconds() - s;
         let allocs = (ALLOCS.load(Ordering::Relaxed) - a0) as f64 / n as f64;
         println!(
             "{name:<20} {:>8.0} runs/s  {:>6.2} us/run {allocs:.1} allocs/run",
