@@ -360,14 +360,9 @@ impl Tally {
         let reduced = dfs(program, bound, Reduction::VisitedStates);
         self.plain_runs += plain.runs;
         self.reduced_runs += reduced.runs;
-        if reduced.failed.is_some() || !reduced.finished || reduced.outcomes != plain.outcomes {
-            let missed: Vec<_> = plain.outcomes.difference(&reduced.outcomes).collect();
-            let extra: Vec<_> = reduced.outcomes.difference(&plain.outcomes).collect();
-            self.mismatches.push(format!(
-                "reduced DFS within {bound:?}: finished {}, failed {:?}, missed {missed:?}, \
-                 extra {extra:?}\n{program}",
-                reduced.finished, reduced.failed
-            ));
+        if let Some(how) = reduced.differs_from_plain(&plain) {
+            self.mismatches
+                .push(format!("reduced DFS within {bound:?}: {how}\n{program}"));
         }
         true
     }
@@ -381,13 +376,9 @@ impl Tally {
         }
         let sampled = search(program, Strategy::Random, SAMPLES);
         self.sampled += 1;
-        let missed: Vec<_> = sampled.outcomes.difference(&reduced.outcomes).collect();
-        if !missed.is_empty() || reduced.failed.is_some() || sampled.failed.is_some() {
-            self.mismatches.push(format!(
-                "unbounded reduced DFS: missed {missed:?}, failed {:?} (random runs: {:?})\n\
-                 {program}",
-                reduced.failed, sampled.failed
-            ));
+        if let Some(how) = reduced.misses_sampled(&sampled) {
+            self.mismatches
+                .push(format!("unbounded reduced DFS: {how}\n{program}"));
         }
     }
 }

@@ -406,14 +406,9 @@ impl Tally {
         self.exact_with.add(program);
         self.plain_runs += plain.runs;
         self.reduced_runs += reduced.runs;
-        if reduced.failed.is_some() || !reduced.finished || reduced.outcomes != plain.outcomes {
-            let missed: Vec<_> = plain.outcomes.difference(&reduced.outcomes).collect();
-            let extra: Vec<_> = reduced.outcomes.difference(&plain.outcomes).collect();
-            self.mismatches.push(format!(
-                "bounded reduced DFS: finished {}, failed {:?}, missed {missed:?}, extra \
-                 {extra:?}\n{program}",
-                reduced.finished, reduced.failed
-            ));
+        if let Some(how) = reduced.differs_from_plain(&plain) {
+            self.mismatches
+                .push(format!("bounded reduced DFS: {how}\n{program}"));
         }
     }
 
@@ -428,13 +423,9 @@ impl Tally {
         let sampled = search(program, Strategy::Random, SAMPLES);
         self.sampled += 1;
         self.sampled_with.add(program);
-        let missed: Vec<_> = sampled.outcomes.difference(&reduced.outcomes).collect();
-        if !missed.is_empty() || reduced.failed.is_some() || sampled.failed.is_some() {
-            self.mismatches.push(format!(
-                "unbounded reduced DFS: missed {missed:?}, failed {:?} (random runs: {:?})\n\
-                 {program}",
-                reduced.failed, sampled.failed
-            ));
+        if let Some(how) = reduced.misses_sampled(&sampled) {
+            self.mismatches
+                .push(format!("unbounded reduced DFS: {how}\n{program}"));
         }
     }
 }

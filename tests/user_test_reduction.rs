@@ -98,6 +98,24 @@ fn differential(
     t
 }
 
+impl Tally {
+    /// No mismatch, at least `least` programs compared, and the reduction saved runs.
+    fn assert_agrees(&self, least: u64) {
+        assert!(self.mismatches.is_empty(), "{}", self.mismatches.join("\n"));
+        assert!(
+            self.compared >= least,
+            "only {} programs compared",
+            self.compared
+        );
+        assert!(
+            self.reduced_runs < self.plain_runs,
+            "{} >= {}: nothing reduced",
+            self.reduced_runs,
+            self.plain_runs
+        );
+    }
+}
+
 #[test]
 fn reduced_dfs_on_user_tests_reaches_what_plain_dfs_reaches() {
     let programs: u64 = std::env::var("BRAID_DIFF_PROGRAMS").map_or(150, |s| s.parse().unwrap());
@@ -106,18 +124,7 @@ fn reduced_dfs_on_user_tests_reaches_what_plain_dfs_reaches() {
         "{} of {programs} programs compared; holding ones: plain DFS {} runs, reduced {}",
         t.compared, t.plain_runs, t.reduced_runs
     );
-    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
-    assert!(
-        t.compared >= programs / 2,
-        "only {} programs compared",
-        t.compared
-    );
-    assert!(
-        t.reduced_runs < t.plain_runs,
-        "{} >= {}: nothing reduced",
-        t.reduced_runs,
-        t.plain_runs
-    );
+    t.assert_agrees(programs / 2);
 }
 
 #[test]
@@ -133,16 +140,5 @@ fn reduced_dfs_on_user_tests_that_yield_fairly_reaches_what_plain_dfs_reaches() 
          steps); holding ones: plain DFS {} runs, reduced {}",
         t.compared, t.plain_runs, t.reduced_runs
     );
-    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
-    assert!(
-        t.compared >= seeds / 4,
-        "only {} programs compared",
-        t.compared
-    );
-    assert!(
-        t.reduced_runs < t.plain_runs,
-        "{} >= {}: nothing reduced",
-        t.reduced_runs,
-        t.plain_runs
-    );
+    t.assert_agrees(seeds / 4);
 }

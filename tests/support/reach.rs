@@ -1,5 +1,6 @@
 //! One search of a generated program written as a user test, for the differential tests that
-//! set reduced DFS beside plain search (`user_test_reduction.rs`, `net_fs_reduction.rs`): the
+//! set reduced DFS beside plain search (`user_test_reduction.rs`, `net_fs_reduction.rs`,
+//! `mpsc_reduction.rs`): the
 //! outcomes its runs reached, whether it failed, and whether it finished what it was asked.
 
 use std::collections::BTreeSet;
@@ -17,6 +18,38 @@ pub struct Reached<T> {
     /// was explored; a failure ends a search too).
     pub finished: bool,
     pub runs: u64,
+}
+
+#[allow(dead_code)]
+impl<T: Ord + std::fmt::Debug> Reached<T> {
+    /// How a reduced search (`self`) differs from the plain search of the same program and
+    /// bound, which finished: it failed, did not finish, or reached other outcomes. `None` when
+    /// they agree.
+    pub fn differs_from_plain(&self, plain: &Reached<T>) -> Option<String> {
+        if self.failed.is_none() && self.finished && self.outcomes == plain.outcomes {
+            return None;
+        }
+        let missed: Vec<_> = plain.outcomes.difference(&self.outcomes).collect();
+        let extra: Vec<_> = self.outcomes.difference(&plain.outcomes).collect();
+        Some(format!(
+            "finished {}, failed {:?}, missed {missed:?}, extra {extra:?}",
+            self.finished, self.failed
+        ))
+    }
+
+    /// How a finished reduced search (`self`) falls short of random runs of the same program
+    /// (`sampled`): an outcome they reached that it did not, or a failure on either side.
+    /// `None` when it does not.
+    pub fn misses_sampled(&self, sampled: &Reached<T>) -> Option<String> {
+        let missed: Vec<_> = sampled.outcomes.difference(&self.outcomes).collect();
+        if missed.is_empty() && self.failed.is_none() && sampled.failed.is_none() {
+            return None;
+        }
+        Some(format!(
+            "missed {missed:?}, failed {:?} (random runs: {:?})",
+            self.failed, sampled.failed
+        ))
+    }
 }
 
 /// Searches `body` (whose output is a run's outcome) as the check `name`, with `strategy` and
