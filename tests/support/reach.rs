@@ -1,7 +1,7 @@
 //! One search of a generated program written as a user test, for the differential tests that
 //! set reduced DFS beside plain search (`user_test_reduction.rs`, `net_fs_reduction.rs`,
-//! `mpsc_reduction.rs`): the
-//! outcomes its runs reached, whether it failed, and whether it finished what it was asked.
+//! `mpsc_reduction.rs`): the outcomes its runs reached, whether it failed, and whether it
+//! finished what it was asked; and the two comparisons they make of such searches.
 
 use std::collections::BTreeSet;
 use std::future::Future;
