@@ -26,6 +26,9 @@ fn median(mut xs: Vec<f64>) -> f64 {
 
 /// `pct/3`, `random`, `default`: as the table shows a strategy.
 fn name(strategy: StrategyKind) -> String {
+    if strategy.is_exhaustive() {
+        return "dfs".to_string();
+    }
     format!("{strategy:?}")
         .to_lowercase()
         .replace(" { depth: ", "/")
@@ -84,20 +87,23 @@ fn main() {
         };
         let model = models::registry::build(&s.model, &s.variant, &s.params).expect("model");
         let depth = s.explore.depth;
-        // The default plan, the portfolio, and each of their members alone (issue 30, item 3:
-        // the default within 2x the best single strategy), with the scenario's own PCT depth.
+        // The default plan, the portfolio, and single strategies (issue 30, item 3: the default
+        // within 2x the best single strategy): random, POS, PCT at the depths the plan and the
+        // portfolio use and the scenario's own, and the DFS alone (iterative deepening, as
+        // `--strategy dfs` with a budget; deterministic, so one seed).
         let mut strategies = vec![
             StrategyKind::Default,
             StrategyKind::Portfolio,
             StrategyKind::Random,
             StrategyKind::Pos,
-            StrategyKind::Pct { depth: 2 },
-            StrategyKind::Pct { depth: 3 },
-            StrategyKind::Pct { depth: 5 },
         ];
-        if ![2, 3, 5].contains(&depth) {
-            strategies.push(StrategyKind::Pct { depth });
+        let mut depths = vec![2, 3, 5, 6, 8, 10];
+        if !depths.contains(&depth) {
+            depths.push(depth);
+            depths.sort_unstable();
         }
+        strategies.extend(depths.into_iter().map(|depth| StrategyKind::Pct { depth }));
+        strategies.push(StrategyKind::dfs(None));
         if default_only {
             strategies.truncate(1);
         }
@@ -106,7 +112,8 @@ fn main() {
             let mut runs_to = Vec::new();
             let mut time_to = Vec::new();
             let mut found = 0;
-            for seed in 1..=SEEDS {
+            let seeds = if strategy.is_exhaustive() { 1 } else { SEEDS };
+            for seed in 1..=seeds {
                 let summary = Explorer::new(model.as_ref())
                     .strategy(strategy)
                     .seed(seed)
@@ -134,7 +141,7 @@ fn main() {
             let runs_median = median(runs_to);
             medians.push((strategy, runs_median));
             println!(
-                "{:<32} {:>10} {:>14.0} {:>10.0} {:>14.2} {:>5}/{SEEDS}",
+                "{:<32} {:>10} {:>14.0} {:>10.0} {:>14.2} {:>5}/{seeds}",
                 s.name,
                 name(strategy),
                 runs_median,
