@@ -100,11 +100,7 @@ fn first_violation(
         explorer = explorer.max_steps(steps);
     }
     let summary = explorer.run().expect("explore");
-    summary
-        .violations
-        .iter()
-        .map(|f| f.first_run as u64 + 1)
-        .min()
+    summary.violations.iter().map(|f| f.first_run + 1).min()
 }
 
 /// Whether plain unbounded DFS finds a violation within the budget.
