@@ -141,10 +141,11 @@ fn main() {
             let runs_median = median(runs_to);
             medians.push((strategy, runs_median));
             println!(
-                "{:<32} {:>10} {:>14.0} {:>10.0} {:>14.2} {:>5}/{seeds}",
+                "{:<32} {:>10} {:>14} {:>10.0} {:>14.2} {:>5}/{seeds}",
                 s.name,
                 name(strategy),
-                runs_median,
+                // The median of an even count of runs may end in .5.
+                format!("{runs_median:.1}").trim_end_matches(".0"),
                 max,
                 median(time_to),
                 found
