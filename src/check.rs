@@ -84,8 +84,8 @@ pub struct Check {
 
 impl Check {
     /// How schedules are explored. Default: [`Strategy::Default`], a bounded exhaustive search
-    /// (DFS with iterative context bounding) and the portfolio (random and PCT at several
-    /// depths) taking turns run by run.
+    /// (DFS with iterative context bounding) and sampling (random, then mostly PCT at depths 6
+    /// to 10) taking turns run by run.
     pub fn strategy(mut self, strategy: Strategy) -> Self {
         self.settings.strategy = strategy;
         self

@@ -54,7 +54,7 @@ pub enum Outcome {
         /// Every schedule was explored.
         exhaustive: bool,
         /// What the runs cover, in words ("every schedule", "every schedule within 2
-        /// preemptions, then 8000 portfolio runs").
+        /// preemptions, then 8000 sampled runs").
         coverage: String,
     },
     /// A schedule failed (a panic, a property, a deadlock, a livelock).

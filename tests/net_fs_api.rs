@@ -280,17 +280,22 @@ fn udp_datagrams_without_faults_arrive_once_in_order() {
         .assert_holds();
 }
 
-/// Each fault is found by the one property only it breaks, and the failure names it.
+/// Each fault is found by the one property only it (of the UDP faults) breaks, and the failure
+/// names it. A lost datagram has a second cause: a partition between the two hosts (the
+/// socket is connected) loses what is sent across it, so that case accepts either.
 #[test]
 fn udp_faults_drop_duplicate_and_reorder_datagrams() {
-    let cases: [(&str, Judge); 3] = [
-        ("1 drop", |got| [1, 2, 3].iter().all(|i| got.contains(i))),
-        ("1 duplicate", |got| {
+    let cases: [(&[&str], Judge); 3] = [
+        (&["1 drop", "1 partition"], |got| {
+            [1, 2, 3].iter().all(|i| got.contains(i))
+        }),
+        (&["1 duplicate"], |got| {
             (1..got.len()).all(|i| !got[..i].contains(&got[i]))
         }),
-        ("1 reorder", |got| got.windows(2).all(|w| w[0] <= w[1])),
+        (&["1 reorder"], |got| got.windows(2).all(|w| w[0] <= w[1])),
     ];
-    for (fault, judge) in cases {
+    for (faults, judge) in cases {
+        let fault = faults[0];
         let report = braid::check(numbered_datagrams(judge))
             .name(fault)
             .network_faults(1)
@@ -306,7 +311,11 @@ fn udp_faults_drop_duplicate_and_reorder_datagrams() {
             "{}",
             failure.message
         );
-        assert!(failure.size.starts_with(fault), "{fault}: {}", failure.size);
+        assert!(
+            faults.iter().any(|f| failure.size.starts_with(f)),
+            "{fault}: {}",
+            failure.size
+        );
     }
 }
 

@@ -155,7 +155,7 @@ fn fake_cargo_test(dir: &Path, target: &Path, outcomes: &[&str], exit: i32) -> s
 fn braid_test_builds_with_the_cfg_apart_and_prints_a_line_per_test() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("target");
-    let held = r#"{"format":1,"test":"pool::fixed","outcome":"holds","runs":29,"coverage":"every schedule, then 14 portfolio runs"}"#;
+    let held = r#"{"format":1,"test":"pool::fixed","outcome":"holds","runs":29,"coverage":"every schedule, then 14 sampled runs"}"#;
     let failed = r#"{"format":1,"test":"pool::race","outcome":"failed","invariant":"panic","message":"taken twice","source":"explored","file":"/t/pool.race.json","rerun":"BRAID_REPLAY=/t/pool.race.json braid test -- -p user --test pool -- --exact race"}"#;
     let cargo = fake_cargo_test(dir.path(), &target, &[held, failed], 101);
     let o = Command::new(env!("CARGO_BIN_EXE_braid"))
@@ -190,7 +190,7 @@ fn braid_test_builds_with_the_cfg_apart_and_prints_a_line_per_test() {
         assert!(env.contains(var), "{var} missing from\n{env}");
     }
     for line in [
-        "pool::fixed: holds (29 runs: every schedule, then 14 portfolio runs)",
+        "pool::fixed: holds (29 runs: every schedule, then 14 sampled runs)",
         "pool::race: FAILED panic: taken twice",
         "  rerun: BRAID_REPLAY=/t/pool.race.json braid test -- -p user --test pool -- --exact race",
         "braid test: 2 braid tests: 1 held, 1 failed",

@@ -1,7 +1,7 @@
 //! A check for a user's own `#[test]`s, in the style of stateright's checker builder:
 //!
 //! ```ignore
-//! Check::new(model).runs(20_000).assert_holds(); // the default plan: DFS, then portfolio
+//! Check::new(model).runs(20_000).assert_holds(); // the default plan: DFS and sampling
 //! Check::new(model).strategy(StrategyKind::Pct { depth: 3 }).runs(20_000).assert_holds();
 //! Check::new(buggy).runs(20_000).assert_violates("delivery-order");
 //! ```
@@ -63,7 +63,7 @@ impl Check {
         }
     }
 
-    /// The strategy to explore with (default: the plan, DFS then portfolio).
+    /// The strategy to explore with (default: the plan, DFS and sampling in turns).
     pub fn strategy(mut self, strategy: StrategyKind) -> Self {
         self.strategy = strategy;
         self

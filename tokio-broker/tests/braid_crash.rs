@@ -96,26 +96,41 @@ fn crash_in_flight(variant: Variant) -> braid::Check {
     .crashes(1)
 }
 
+/// The bind race after a crash in flight. This variant also has the `try_send` split of the
+/// test below (the same serve loop), so a search's first failure may be that one instead: with
+/// the default plan, seed 1 finds the split first, seeds 2 to 4 the bind race. The test asks
+/// that every failure found be a reorder and that the bind race be among them.
 #[test]
 fn bind_race_after_a_crash_in_flight_is_found() {
     let dir = tempfile::tempdir().unwrap();
-    let report = crash_in_flight(Variant::BindRace).out(dir.path()).run();
-    let failure = report
-        .failure()
-        .expect("the crash leaves a message in flight; bind races");
-    eprintln!("{}\n{}", failure.message, failure.trace);
-    assert!(
-        failure.trace.contains("crash node broker"),
-        "{}",
-        failure.trace
-    );
-    assert!(
-        failure
+    let mut bind_race = 0;
+    for seed in 1..=4 {
+        let report = crash_in_flight(Variant::BindRace)
+            .seed(seed)
+            .out(dir.path())
+            .run();
+        let failure = report
+            .failure()
+            .unwrap_or_else(|| panic!("seed {seed}: nothing found: {:?}", report.outcome));
+        assert!(
+            failure.message.contains("delivery-order"),
+            "{}",
+            failure.message
+        );
+        if failure
             .message
-            .contains("delivered before the re-queued older"),
-        "{}",
-        failure.message
-    );
+            .contains("delivered before the re-queued older")
+        {
+            eprintln!("{}\n{}", failure.message, failure.trace);
+            assert!(
+                failure.trace.contains("crash node broker"),
+                "{}",
+                failure.trace
+            );
+            bind_race += 1;
+        }
+    }
+    assert!(bind_race > 0, "the bind race was not found in seeds 1 to 4");
 }
 
 /// With the fix, one crash in flight still reorders: a finding of the tokio-shaped code, not
@@ -125,16 +140,21 @@ fn bind_race_after_a_crash_in_flight_is_found() {
 /// backlog first. With `try_send` as one step (braid's facade before) this held in 5,000 runs;
 /// the model (`models/src/broker`) takes the lane send as one step, so its scenarios do not see
 /// it. The replay file is committed: `tokio-broker/findings/bound-first-crash-try-send.json`.
+/// It takes a deep schedule (4 to 6 preemptions): PCT at depth 8 alone finds it at run 148, at
+/// depth 5 at run 1,815, PCT at depth 3 not in 5,000 runs; the default plan at run 10,752
+/// (seed 1), hence the budget.
 /// (Before: this reported a deadlock until c's log stopped counting a message persisted in
 /// flight as received; the harness's expectation was wrong there, not the broker.)
 #[test]
 fn bound_first_reorders_across_a_crash_when_try_send_is_two_steps() {
     let dir = tempfile::tempdir().unwrap();
     let report = crash_in_flight(Variant::BoundFirst)
-        .runs(5_000)
+        .runs(20_000)
         .out(dir.path())
         .run();
-    let failure = report.failure().expect("the try_send split is found");
+    let failure = report
+        .failure()
+        .unwrap_or_else(|| panic!("the try_send split is found: {:?}", report.outcome));
     assert!(
         failure.message.contains("delivered after"),
         "{}",

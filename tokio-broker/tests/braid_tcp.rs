@@ -121,7 +121,12 @@ fn scenario(
 /// bind_race bound_first_loses`) once each fs call became a blocking task as in tokio (three
 /// steps where it was one): PCT depth 3 finds them at runs 3,117 and 2,080; the default plan
 /// found the bind race only at run 145,455 of 200,000 and the portfolio not within 60,000,
-/// random and PCT depth 2 neither (issue 30, item 3: deep bugs by default).
+/// random and PCT depth 2 neither (issue 30, item 3: deep bugs by default). With the plan's
+/// measured proportions (PCT depth 3 an eighth of its runs after the first 256), the bind race
+/// is still not found within 60,000 runs with seeds 1 to 5, where PCT depth 3 alone finds it
+/// at runs 3,117, 32,812, 7,753, 11,423 and 33,824; only depth 3 finds it (2, 4, 5 and 8 do
+/// not within 60,000 with seed 1). The reset-then-crash loss is found by the plan at runs
+/// 7,027, 23,563, 17,506, 3,899 and 7,283 (seeds 1 to 5), four of them by its PCT depth 3.
 const DEEP: braid::Strategy = braid::Strategy::Pct { depth: 3 };
 
 /// Finds the scenario failing with a message containing `says`, checks that its replay file
@@ -222,9 +227,12 @@ fn a_store_that_acks_before_sync_loses_a_publish_in_a_crash() {
         |c| c.crashes(1),
         scenario(Variant::BoundFirst, Durability::AckBeforeSync),
     );
+    // The shrinker keeps the weakest fate of the unsynced write that still fails in the
+    // schedule found: lost in some, torn in others (the default plan's, seed 1).
+    let trace = whole_trace(&failure);
     assert!(
-        whole_trace(&failure).contains("to /inflight.log is lost"),
-        "the crash lost an unsynced write: {}",
+        trace.contains("to /inflight.log is lost") || trace.contains("to /inflight.log is torn"),
+        "the crash lost or tore an unsynced write: {}",
         failure.trace
     );
 }

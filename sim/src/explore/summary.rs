@@ -39,7 +39,7 @@ pub struct Found {
     pub count: u64,
     /// Wall time from the start of the exploration to the first failing run.
     pub time_to_first: Duration,
-    /// The strategy whose run this is (under the default plan: its DFS or its portfolio).
+    /// The strategy whose run this is (under the default plan: its DFS or the sampler of that turn).
     pub by: StrategyKind,
     /// The first failing run itself (its decisions replay it; shrinking starts from it).
     pub run: RunResult,
@@ -50,7 +50,7 @@ pub struct Found {
 pub struct Summary {
     /// The strategy explored with (as adapted to the model: a reduction it cannot use dropped).
     pub strategy: StrategyKind,
-    /// The seed of the random choices (of random, PCT, the portfolio, audit samples).
+    /// The seed of the random choices (of random, PCT, the portfolio, the plan's samplers, audit samples).
     pub seed: u64,
     /// The run length PCT placed its change points within (calibrated).
     pub pct_steps: Option<usize>,
@@ -98,7 +98,7 @@ pub struct Summary {
     pub schedules: Distinct,
 }
 
-/// How the default plan's two phases went: the bounded exhaustive search, then the portfolio.
+/// How the default plan's two sides went: the bounded exhaustive search and its samplers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlanReport {
     /// Runs of the DFS phase, and what it proved (every schedule, or every one within a bound).
@@ -107,7 +107,7 @@ pub struct PlanReport {
     pub exhaustive: bool,
     /// The DFS phase explored every schedule within this many preemptions (not `exhaustive`).
     pub proved_bound: Option<usize>,
-    /// Runs of the portfolio phase (0 when the DFS finished, or found a violation first).
+    /// Runs of the plan's samplers (0 when the DFS finished, or found a violation first).
     pub portfolio_runs: u64,
 }
 

@@ -40,7 +40,7 @@ impl Summary {
 
 impl PlanReport {
     /// "every schedule (DFS, 212 runs)", or "every schedule within 2 preemptions, then 9000
-    /// portfolio runs".
+    /// sampled runs".
     pub fn describe(&self, yielded_fairly: bool) -> String {
         let every = every_schedule(yielded_fairly);
         let proof = match (self.exhaustive, self.proved_bound) {
@@ -54,7 +54,7 @@ impl PlanReport {
                 format!("{proof} ({} DFS run{})", self.dfs_runs, s(self.dfs_runs))
             }
             0 => proof,
-            n => format!("{proof}, then {n} portfolio run{}", s(n)),
+            n => format!("{proof}, then {n} sampled run{}", s(n)),
         }
     }
 }

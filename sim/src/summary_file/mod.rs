@@ -118,8 +118,8 @@ pub struct ScenarioReport {
     /// DFS explored every schedule (no preemption bound cut any): `holds` means every
     /// schedule at this scenario's sizes, not a sample.
     pub exhaustive: bool,
-    /// Under the default plan: how far its DFS got and how many portfolio runs it took turns
-    /// with ("every schedule within 2 preemptions, then 9000 portfolio runs").
+    /// Under the default plan: how far its DFS got and how many sampled runs it took turns
+    /// with ("every schedule within 2 preemptions, then 9000 sampled runs").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<String>,
     /// Tasks yielded fairly (`yield_now`): the schedules explored are the fair ones.
