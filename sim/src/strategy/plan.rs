@@ -4,7 +4,8 @@
 //! The DFS deepens its preemption bound level by level (iterative context bounding: every
 //! schedule within 0 preemptions, then 1, then 2), then searches without a bound; once a
 //! search finishes without a bound cutting anything, it has explored every schedule: the plan
-//! is then exhausted, a proof, and the samplers take every turn.
+//! is then exhausted, a proof, and the search ends (were it asked for more runs, the samplers
+//! would take every turn).
 //!
 //! The turns (issue 30, item 3: within 2x the runs of the best single strategy on each bug).
 //! The per-run probability of finding the bug of each buggy scenario and of 867 buggy
@@ -141,16 +142,16 @@ impl Plan {
     }
 
     /// The turn of the plan's next run: the DFS's or a sampler's, by the tables above; once the
-    /// DFS is complete, the samplers' turns in the same order, without the DFS's.
+    /// DFS is complete, the samplers' turns of the same table in order, the DFS's left out (so
+    /// the samplers keep their proportions to each other).
     fn next_turn(&self) -> Turn {
         let table = if self.turns < LATE_FROM {
             &EARLY
         } else {
             &LATE
         };
-        let turn = table[(self.turns % table.len() as u64) as usize];
-        if turn != Turn::Dfs || !self.complete {
-            return turn;
+        if !self.complete {
+            return table[(self.turns % table.len() as u64) as usize];
         }
         let mut samplers = table.iter().copied().filter(|t| *t != Turn::Dfs);
         let n = samplers.clone().count() as u64;
@@ -259,7 +260,7 @@ impl Scheduler for Plan {
 pub struct PlanProgress {
     /// Runs of the DFS, counted (not those its reduction cut short).
     pub dfs_runs: u64,
-    /// Runs of the portfolio.
+    /// Runs of the samplers.
     pub sample_runs: u64,
     /// The deepest DFS level finished: every schedule within that many preemptions.
     pub finished_bound: Option<usize>,
@@ -267,4 +268,68 @@ pub struct PlanProgress {
     pub complete: bool,
     /// Which side the last run was.
     pub last_by: StrategyKind,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The turns of the plan's first `runs` runs, the DFS never finishing (or, with
+    /// `complete`, already finished).
+    fn turns(runs: u64, complete: bool) -> Vec<Turn> {
+        let mut plan = Plan::new(1, 100, Reduction::None, false);
+        plan.complete = complete;
+        (0..runs)
+            .map(|_| {
+                let turn = plan.next_turn();
+                plan.turns += 1;
+                if turn != Turn::Dfs {
+                    plan.sample_runs += 1;
+                }
+                turn
+            })
+            .collect()
+    }
+
+    fn share(turns: &[Turn], of: Turn) -> f64 {
+        turns.iter().filter(|t| **t == of).count() as f64 / turns.len() as f64
+    }
+
+    /// The proportions the README and the module docs state.
+    #[test]
+    fn the_turns_keep_the_stated_proportions() {
+        let all = turns(LATE_FROM + 1024, false);
+        let (early, late) = all.split_at(LATE_FROM as usize);
+        assert_eq!(early[0], Turn::Random, "the first run samples");
+        assert_eq!(share(early, Turn::Dfs), 0.25);
+        assert_eq!(share(early, Turn::Random), 0.5);
+        assert_eq!(share(early, Turn::Pct(8)), 0.125);
+        assert_eq!(share(early, Turn::Pct(10)), 0.125);
+        assert_eq!(share(late, Turn::Dfs), 0.25);
+        assert_eq!(share(late, Turn::Pct(6)), 0.25);
+        assert_eq!(share(late, Turn::Pct(8)), 0.25);
+        assert_eq!(share(late, Turn::Pct(3)), 0.125);
+        assert_eq!(share(late, Turn::Random), 0.125);
+    }
+
+    /// Once the DFS has proved everything, the samplers take its turns, in their own order.
+    #[test]
+    fn a_complete_dfs_gives_every_turn_to_the_samplers() {
+        let all = turns(LATE_FROM + 64, true);
+        assert!(all.iter().all(|t| *t != Turn::Dfs));
+        let early: Vec<Turn> = EARLY.iter().copied().filter(|t| *t != Turn::Dfs).collect();
+        assert_eq!(&all[..early.len()], &early[..]);
+        // Four of the six sampled turns of `EARLY` (256 runs are not whole cycles of six).
+        assert!((share(&all[..LATE_FROM as usize], Turn::Random) - 4.0 / 6.0).abs() < 0.01);
+    }
+
+    /// Every sampled turn is of a depth the plan has a sampler for.
+    #[test]
+    fn every_pct_turn_has_its_sampler() {
+        for turn in EARLY.iter().chain(LATE.iter()) {
+            if let Turn::Pct(depth) = turn {
+                assert!(PCT_DEPTHS.contains(depth), "depth {depth}");
+            }
+        }
+    }
 }
