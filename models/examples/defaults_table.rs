@@ -314,7 +314,7 @@ fn tables(args: &Args, built: &[(Scenario, Box<dyn Model>)]) {
         args.runs
     );
     println!();
-    println!("| scenario | proof | DFS runs | portfolio runs | found | secs |");
+    println!("| scenario | proof | DFS runs | sampled runs | found | secs |");
     println!("|---|---|---|---|---|---|");
     for (scenario, model) in built {
         if scenario.expected != Expected::Holds {
@@ -339,7 +339,7 @@ fn tables(args: &Args, built: &[(Scenario, Box<dyn Model>)]) {
             "| {} | {proof} | {} | {} | {} | {:.1} |",
             scenario.name,
             plan.dfs_runs,
-            plan.portfolio_runs,
+            plan.sample_runs,
             if found.is_empty() {
                 "-".to_string()
             } else {

@@ -224,7 +224,7 @@ impl Tally {
                 dfs_runs: p.dfs_runs,
                 exhaustive: p.complete,
                 proved_bound,
-                portfolio_runs: p.sample_runs,
+                sample_runs: p.sample_runs,
             });
         }
         summary.elapsed = self.start.elapsed();

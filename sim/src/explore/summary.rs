@@ -108,7 +108,7 @@ pub struct PlanReport {
     /// The DFS phase explored every schedule within this many preemptions (not `exhaustive`).
     pub proved_bound: Option<usize>,
     /// Runs of the plan's samplers (0 when the DFS finished, or found a violation first).
-    pub portfolio_runs: u64,
+    pub sample_runs: u64,
 }
 
 impl Summary {

@@ -49,7 +49,7 @@ impl PlanReport {
             (false, None) => format!("{} DFS runs, no preemption bound finished", self.dfs_runs),
         };
         let s = |n: u64| if n == 1 { "" } else { "s" };
-        match self.portfolio_runs {
+        match self.sample_runs {
             0 if self.exhaustive => {
                 format!("{proof} ({} DFS run{})", self.dfs_runs, s(self.dfs_runs))
             }

@@ -267,7 +267,7 @@ pub struct PlanProgress {
     pub finished_bound: Option<usize>,
     /// A level finished without its bound cutting anything: every schedule.
     pub complete: bool,
-    /// Which side the last run was.
+    /// The strategy of the last run: the DFS at its level's bound, or the sampler.
     pub last_by: StrategyKind,
 }
 
