@@ -61,7 +61,7 @@ impl<E: Hash + Display + 'static> History<E> {
         if !in_run() {
             return;
         }
-        let hash = digest::of(&event);
+        let hash = || digest::of(&event);
         let over = with_exec(|ex| {
             if ex.is_over() {
                 return true;

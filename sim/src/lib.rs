@@ -41,8 +41,9 @@ pub use ops::{
     checkpoint, choose, choose_in_poll, current_task, current_task_name, engine_running, watch,
     yield_like_tokio, yield_now, yield_point,
 };
-pub use rt::model_task::spawn;
+pub use rt::model_task::{spawn, spawn_member};
 pub use rt::step_bound::LONG_RUN_FACTOR;
+pub use rt::symmetry::Member;
 pub use run::{run_once, RunConfig, RunOutcome, RunResult, SIMULATED};
 pub use schedule::{Decision, Divergence};
 pub use vocab::TaskId;

@@ -94,6 +94,16 @@ pub trait Model: Send + Sync {
     fn one_point_per_poll(&self) -> bool {
         false
     }
+
+    /// The ids of the model's interchangeable tasks (publishers of one shape), each spawned
+    /// with `sim::spawn_member` by the setup: same code, told apart only by the id they carry,
+    /// which every value the engine digests hashes as a `sim::Member`, and invariants that
+    /// treat them alike. A search by state (`state_visible`) then explores each state once per
+    /// orbit (see `rt::symmetry`), and end states are counted one per orbit. Ignored on a
+    /// model that may crash a node or strike a network fault.
+    fn symmetric_members(&self) -> Vec<usize> {
+        Vec::new()
+    }
 }
 
 /// Judges the end state of a run (invariants also judge events as they happen, in `History`).
@@ -147,5 +157,9 @@ impl Model for AtGrain<'_> {
 
     fn one_point_per_poll(&self) -> bool {
         self.model.one_point_per_poll()
+    }
+
+    fn symmetric_members(&self) -> Vec<usize> {
+        self.model.symmetric_members()
     }
 }

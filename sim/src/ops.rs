@@ -58,7 +58,7 @@ pub fn choose_in_poll(n: usize) -> Option<usize> {
 /// does nothing.
 pub fn checkpoint<T: Hash + ?Sized>(label: &'static str, locals: &T) {
     if tracks_values() {
-        with_exec(|ex| ex.checkpoint(mix(of(label), of(locals))));
+        with_exec(|ex| ex.checkpoint(|| mix(of(label), of(locals))));
     }
 }
 

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use crate::model::Model;
 use crate::rt::execution::{End, Execution, Setup};
 use crate::rt::{self, with_exec};
-use crate::strategy::Scheduler;
+use crate::strategy::{RunNeeds, Scheduler};
 use crate::vocab::result::Schedule;
 pub use crate::vocab::{describe_size, Access, AccessKind, RunOutcome, RunResult, StepAccesses};
 
@@ -40,20 +40,13 @@ impl Default for RunConfig {
     }
 }
 
-/// Runs `model` once under `strategy` as run number `run`, and hands the strategy back.
-pub fn run_once(
-    model: &dyn Model,
-    mut strategy: Box<dyn Scheduler>,
-    run: u64,
-    config: &RunConfig,
-) -> (RunResult, Box<dyn Scheduler>) {
-    rt::model_task::install_panic_hook();
-    let needs = strategy.begin_run(run);
+/// What the run's execution is asked for by its model, its config and its strategy.
+fn setup(model: &dyn Model, config: &RunConfig, needs: &RunNeeds) -> Setup {
     let clock_jumps = match needs.clock_jumps {
         true => model.clock_jumps(),
         false => 0,
     };
-    let setup = Setup {
+    Setup {
         grain: model.grain(),
         max_steps: config.max_steps,
         trace: config.trace,
@@ -64,7 +57,23 @@ pub fn run_once(
         crashes: model.crashes(),
         faults: model.network_faults(),
         clock_jumps,
-    };
+        members: match model.crashes() + model.network_faults() {
+            0 => model.symmetric_members(),
+            _ => Vec::new(),
+        },
+    }
+}
+
+/// Runs `model` once under `strategy` as run number `run`, and hands the strategy back.
+pub fn run_once(
+    model: &dyn Model,
+    mut strategy: Box<dyn Scheduler>,
+    run: u64,
+    config: &RunConfig,
+) -> (RunResult, Box<dyn Scheduler>) {
+    rt::model_task::install_panic_hook();
+    let needs = strategy.begin_run(run);
+    let setup = setup(model, config, &needs);
     let exec = Rc::new(RefCell::new(Execution::new(strategy, setup)));
     let guard = rt::enter(exec.clone());
     simulate(model, run);

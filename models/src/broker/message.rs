@@ -1,14 +1,24 @@
 //! Messages and the events the broker model records.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 /// Who published a message: `restart#i` is the i-th message in flight when the broker restarted
 /// (published before everything else), `pN#k` the k-th message of publisher N.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct MsgId {
     /// 0 for the persisted in-flight messages, 1.. for this run's publishers.
     pub publisher: usize,
     pub seq: usize,
+}
+
+/// The publisher is hashed as a `sim::Member`: the publishers are interchangeable
+/// (`Broker::symmetric_members`).
+impl Hash for MsgId {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        sim::Member(self.publisher).hash(state);
+        self.seq.hash(state);
+    }
 }
 
 impl fmt::Display for MsgId {

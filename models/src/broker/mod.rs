@@ -172,6 +172,13 @@ impl Model for Broker {
         true
     }
 
+    /// The routers run one code and differ only in their publisher's number, which every
+    /// value carries in a `MsgId` (hashed as a `sim::Member`); the invariants treat every
+    /// publisher's stream alike.
+    fn symmetric_members(&self) -> Vec<usize> {
+        (1..=self.params.publishers).collect()
+    }
+
     /// All of it in engine objects; the handler's own cells (bound, in-flight window, next
     /// packet id) are named at the serve loop's head, the peer carries nothing across its loop,
     /// and the routers do not loop over any await.
@@ -233,7 +240,7 @@ impl Model for Broker {
                 publisher,
                 messages: p.messages,
             };
-            sim::spawn(format!("publisher:p{publisher}"), router.run());
+            sim::spawn_member(format!("publisher:p{publisher}"), publisher, router.run());
         }
         let peer = ClientPeer {
             shared,

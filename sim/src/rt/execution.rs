@@ -25,6 +25,7 @@ use std::task::Waker;
 use super::op::{ObjState, Object, Op};
 use super::state::ValueState;
 use super::step_bound::StepBound;
+use super::symmetry::Symmetry;
 use super::task::{Task, TaskState};
 use crate::model::Grain;
 use crate::strategy::Scheduler;
@@ -75,6 +76,8 @@ pub(crate) struct Setup {
     pub crashes: usize,
     pub faults: usize,
     pub clock_jumps: usize,
+    /// The model's interchangeable tasks (`Model::symmetric_members`).
+    pub members: Vec<usize>,
 }
 
 pub(crate) struct Execution {
@@ -139,6 +142,8 @@ pub(crate) struct Execution {
     nodes: Nodes,
     faults: Faults,
     fairness: Fairness,
+    /// The model's interchangeable tasks, and the renamings values are digested under.
+    symmetry: Symmetry,
 }
 
 impl Execution {
@@ -152,6 +157,7 @@ impl Execution {
         nodes.allow_crashes(setup.crashes);
         let mut faults = Faults::default();
         faults.allow(setup.faults);
+        let symmetry = Symmetry::new(setup.members);
         Execution {
             tasks: Vec::with_capacity(tasks),
             objects: Vec::with_capacity(objects),
@@ -159,7 +165,7 @@ impl Execution {
             grain: setup.grain,
             steps: 0,
             accesses: setup.record_accesses.then(StepAccesses::default),
-            values: setup.value_state.then(ValueState::default),
+            values: setup.value_state.then(|| ValueState::new(&symmetry)),
             spawned_at: Vec::with_capacity(8),
             end: None,
             main: None,
@@ -183,10 +189,11 @@ impl Execution {
             handoff: None,
             clock,
             names: Names::default(),
-            recorder: Recorder::new(setup.trace),
+            recorder: Recorder::new(setup.trace, symmetry.lanes()),
             nodes,
             faults,
             fairness: Fairness::default(),
+            symmetry,
         }
     }
 
@@ -393,7 +400,8 @@ impl Execution {
         self.recorder.digest()
     }
 
-    pub(crate) fn add_task(&mut self, name: String) -> TaskId {
+    /// One of the model's interchangeable members if `member` names one (see `rt::symmetry`).
+    pub(crate) fn add_task(&mut self, name: String, member: Option<usize>) -> TaskId {
         // Names are the identity of a task in replay files: keep them unique.
         let unique = self.names.unique(name, &self.tasks);
         self.tasks.push(Task {
@@ -422,8 +430,13 @@ impl Execution {
         // The step the parent is taking (steps counts the steps granted so far).
         self.spawned_at
             .push(self.current.map(|_| self.steps.saturating_sub(1)));
+        let parent = self.current.map(|t| t.0);
+        match member {
+            Some(m) => self.symmetry.spawned(m, id, parent.is_none()),
+            None => self.symmetry.created_by(parent),
+        }
         if let Some(values) = &mut self.values {
-            values.spawn(id, self.current.map(|t| t.0));
+            values.spawn(id, parent, &self.symmetry);
         }
         TaskId(id)
     }
@@ -442,6 +455,7 @@ impl Execution {
             None => {
                 let name = format!("{}'s wake-up", self.tasks[me.0].name);
                 let o = self.add_object(name.into(), ObjState::Wake { woken: false });
+                self.symmetry.created_by(Some(me.0));
                 self.tasks[me.0].wake_obj = Some(o);
                 o
             }
@@ -460,6 +474,7 @@ impl Execution {
     pub(crate) fn make_joinable(&mut self, task: TaskId) -> ObjId {
         let name = self.tasks[task.0].name.to_string();
         let done = self.add_object(name.into(), ObjState::Task { finished: false });
+        self.symmetry.created_by(Some(task.0));
         self.tasks[task.0].done = Some(done);
         done
     }
@@ -470,6 +485,7 @@ impl Execution {
     }
 
     pub(crate) fn add_object(&mut self, name: Cow<'static, str>, state: ObjState) -> ObjId {
+        self.symmetry.created_by(self.current.map(|t| t.0));
         self.objects.push(Object { name, state });
         ObjId(self.objects.len() - 1)
     }
@@ -496,9 +512,9 @@ impl Execution {
 
     /// The running task learns something with this digest (a value loaded, a message received,
     /// whether a channel was full): its future may depend on it.
-    pub(crate) fn observe(&mut self, digest: u64) {
+    pub(crate) fn observe(&mut self, digest: impl Fn() -> u64) {
         if let (Some(values), Some(task)) = (&mut self.values, self.current) {
-            values.observe(task.0, digest);
+            values.observe(task.0, &self.symmetry, digest);
         }
     }
 
@@ -515,24 +531,25 @@ impl Execution {
         self.values.is_some()
     }
 
-    /// `obj`'s value is now the one with this digest.
-    pub(crate) fn set_value(&mut self, obj: ObjId, digest: u64) {
+    /// `obj`'s value is now the one with this digest (computed under each of the symmetry's
+    /// renamings: see `rt::symmetry`).
+    pub(crate) fn set_value(&mut self, obj: ObjId, digest: impl Fn() -> u64) {
         if let Some(values) = &mut self.values {
-            values.set_value(obj.0, digest);
+            values.set_value(obj.0, &self.symmetry, digest);
         }
     }
 
     /// `obj`'s value grew by one element with this digest.
-    pub(crate) fn append_value(&mut self, obj: ObjId, digest: u64) {
+    pub(crate) fn append_value(&mut self, obj: ObjId, digest: impl Fn() -> u64) {
         if let Some(values) = &mut self.values {
-            values.append_value(obj.0, digest);
+            values.append_value(obj.0, &self.symmetry, digest);
         }
     }
 
     /// The running task declares its whole local state (see `sim::checkpoint`).
-    pub(crate) fn checkpoint(&mut self, locals: u64) {
+    pub(crate) fn checkpoint(&mut self, locals: impl Fn() -> u64) {
         if let (Some(values), Some(task)) = (&mut self.values, self.current) {
-            values.checkpoint(task.0, locals);
+            values.checkpoint(task.0, &self.symmetry, locals);
         }
     }
 

@@ -10,6 +10,7 @@ pub(crate) mod point;
 pub(crate) mod run_cell;
 pub(crate) mod state;
 pub(crate) mod step_bound;
+pub(crate) mod symmetry;
 pub(crate) mod sync_point;
 pub(crate) mod task;
 
@@ -137,7 +138,7 @@ impl Drop for EnterGuard {
 /// The running task learns `what` (see `state::ValueState`).
 pub(crate) fn report_observed<T: std::hash::Hash + ?Sized>(what: &T) {
     if tracks_values() {
-        with_exec(|ex| ex.observe(digest::of(what)));
+        with_exec(|ex| ex.observe(|| digest::of(what)));
     }
 }
 
@@ -145,7 +146,7 @@ pub(crate) fn report_observed<T: std::hash::Hash + ?Sized>(what: &T) {
 /// from a guard's drop (does nothing when no run is in progress).
 pub(crate) fn report_value<T: std::hash::Hash + ?Sized>(obj: ObjId, value: &T) {
     if tracks_values() {
-        try_with_exec(|ex| ex.set_value(obj, digest::of(value)));
+        try_with_exec(|ex| ex.set_value(obj, || digest::of(value)));
     }
 }
 
@@ -155,6 +156,6 @@ pub(crate) fn report_opaque<T: ?Sized>(obj: ObjId, _value: &T) {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     if tracks_values() {
         let unique = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        try_with_exec(|ex| ex.set_value(obj, digest::mix(u64::MAX, unique)));
+        try_with_exec(|ex| ex.set_value(obj, || digest::mix(u64::MAX, unique)));
     }
 }

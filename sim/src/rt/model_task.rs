@@ -23,8 +23,24 @@ pub fn spawn<F>(name: impl Into<String>, future: F) -> TaskId
 where
     F: Future<Output = ()> + 'static,
 {
+    spawn_as(name.into(), None, future)
+}
+
+/// Spawns one of the model's interchangeable tasks, the member `id` of
+/// `Model::symmetric_members`: as `spawn`, from the model's setup, once per member.
+pub fn spawn_member<F>(name: impl Into<String>, id: usize, future: F) -> TaskId
+where
+    F: Future<Output = ()> + 'static,
+{
+    spawn_as(name.into(), Some(id), future)
+}
+
+fn spawn_as<F>(name: String, member: Option<usize>, future: F) -> TaskId
+where
+    F: Future<Output = ()> + 'static,
+{
     let (id, stackful, flag, run) = with_exec(|ex| {
-        let id = ex.add_task(name.into());
+        let id = ex.add_task(name, member);
         let flag = Arc::new(TaskWake::default());
         ex.tasks[id.0].wake_flag = Some(flag.clone());
         (id, ex.stackful(), flag, super::run_id())

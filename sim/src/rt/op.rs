@@ -164,9 +164,10 @@ pub(crate) enum ObjState {
 }
 
 impl ObjState {
-    /// A digest of the scheduling state (who holds a lock, how full a channel is, a permit).
-    pub(crate) fn digest(&self) -> u64 {
-        let some = |t: Option<usize>| t.map_or(0, |t| t as u64 + 1);
+    /// A digest of the scheduling state (who holds a lock, how full a channel is, a permit),
+    /// each task number `t` it holds taken as `task(t)` (a symmetry's renaming).
+    pub(crate) fn digest(&self, task: impl Fn(usize) -> usize) -> u64 {
+        let some = |t: Option<usize>| t.map_or(0, |t| task(t) as u64 + 1);
         match *self {
             ObjState::Mutex { owner } => mix(1, some(owner)),
             ObjState::RwLock { readers, writer } => mix(mix(2, readers as u64), some(writer)),

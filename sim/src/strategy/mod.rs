@@ -52,6 +52,19 @@ impl From<Divergence> for Stop {
     }
 }
 
+/// A state's fingerprints by value: as it is, and the smallest of its images (its orbit's).
+#[derive(Clone, Debug)]
+pub struct Fingerprint {
+    /// The state as it is.
+    pub state: u64,
+    /// The smallest fingerprint among the state's images under the model's symmetry (`state`
+    /// when there is none to take).
+    pub orbit: u64,
+    /// The renaming that gives `orbit`: task `i` of this run has task `rename[i]`'s role in the
+    /// image (empty: the identity).
+    pub rename: Vec<usize>,
+}
+
 /// What a strategy sees at a scheduling point.
 pub struct PickView<'a> {
     /// Steps taken so far in this run.
@@ -65,7 +78,7 @@ pub struct PickView<'a> {
     /// Computes a fingerprint of the run's state by value (only for a strategy that
     /// asked for it, `RunNeeds::value_state`; on demand, since it costs a pass over every
     /// object and task).
-    pub(crate) state_of: Option<&'a dyn Fn() -> u64>,
+    pub(crate) state_of: Option<&'a dyn Fn() -> Fingerprint>,
     /// A digest of the fairness state (0 before any task yielded fairly): whom each task in a
     /// fair yield still waits for, and which tasks' yields may or may not go on at once. Two
     /// states equal by trace may still differ in who may run next; identified by trace, a
@@ -79,6 +92,12 @@ impl PickView<'_> {
     /// The fingerprint of the run's state by value, if the strategy asked for it
     /// (`RunNeeds::value_state`).
     pub fn state(&self) -> Option<u64> {
+        self.state_of.map(|f| f().state)
+    }
+
+    /// The state's fingerprints by value, its own and its orbit's under the model's symmetry
+    /// (`Model::symmetric_members`), if the strategy asked for them.
+    pub fn fingerprint(&self) -> Option<Fingerprint> {
         self.state_of.map(|f| f())
     }
 

@@ -200,11 +200,6 @@ impl TaskSet {
     }
 }
 
-/// The tasks of a sleep set.
-pub fn sleep_set<A>(sleep: &[(usize, A)]) -> TaskSet {
-    TaskSet::of(sleep.iter().map(|(t, _)| *t))
-}
-
 /// States whose continuations DFS has explored/// States whose continuations DFS has explored, with the fewest preemptions spent reaching each
 /// (a state reached with more spent has fewer continuations within the bound). Parallel jobs
 /// share one: a state one job has reached, another need not explore again, since the first

@@ -282,6 +282,10 @@ pub struct Program {
     /// must report `livelock` (the spin-wait template's guarantee; random programs may livelock
     /// too, without saying so here).
     pub livelocks: bool,
+    /// The first `members` tasks are declared interchangeable (`Model::symmetric_members`,
+    /// spawned with `sim::spawn_member`); 0 for the generator's programs (`tests/symmetry.rs`
+    /// makes the symmetric ones).
+    pub members: usize,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -454,11 +458,12 @@ impl Program {
     /// Creates the objects, spawns the tasks, returns the monitor (`Model::start`).
     pub fn start(&self) -> Rc<dyn Monitor> {
         let env = self.objects();
-        for (name, body) in &self.tasks {
-            sim::spawn(
-                name.clone(),
-                run_block(env.clone(), body.clone(), [0; REGS]),
-            );
+        for (i, (name, body)) in self.tasks.iter().enumerate() {
+            let run = run_block(env.clone(), body.clone(), [0; REGS]);
+            match i < self.members {
+                true => sim::spawn_member(name.clone(), i, run),
+                false => sim::spawn(name.clone(), run),
+            };
         }
         env.history.monitor()
     }
@@ -697,6 +702,10 @@ impl Model for GenModel {
     fn state_visible(&self) -> bool {
         self.visible
     }
+
+    fn symmetric_members(&self) -> Vec<usize> {
+        (0..self.program.members).collect()
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -863,6 +872,9 @@ impl fmt::Display for Program {
             " (recorded only: no run ends at a violation)"
         };
         writeln!(f, "  invariants: {}{how}", invs.join(", "))?;
+        if self.members > 0 {
+            writeln!(f, "  symmetric members: the first {} tasks", self.members)?;
+        }
         for (name, body) in &self.tasks {
             writeln!(f, "  task {name}:")?;
             write_block(f, body, 2)?;
@@ -1414,6 +1426,7 @@ fn finish(
         invariants,
         stop: true,
         livelocks: false,
+        members: 0,
     }
 }
 

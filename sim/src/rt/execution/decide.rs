@@ -5,7 +5,7 @@
 use super::{End, Execution};
 use crate::rt::op::{Describe, ObjState, Op};
 use crate::rt::task::{Task, TaskState};
-use crate::strategy::{PickView, Stop};
+use crate::strategy::{Fingerprint, PickView, Stop};
 use crate::trace::TraceLine;
 use crate::vocab::TaskId;
 
@@ -121,12 +121,18 @@ impl Execution {
         let names = |t: TaskId| &*tasks[t.0].name;
         let pending = |t: TaskId| tasks.get(t.0)?.state.parked_on()?.object();
         let prev_accesses = self.accesses.as_ref().map_or(&[][..], |a| a.last());
-        let (objects, task_events, clock) =
-            (&self.objects, self.recorder.task_events(), &self.clock);
+        let (objects, recorder, clock, symmetry) =
+            (&self.objects, &self.recorder, &self.clock, &self.symmetry);
         let fingerprint = self.values.as_ref().map(|v| {
-            // Virtual time and the timers pending are part of the state.
+            // Virtual time and the timers pending are part of the state (neither names a task).
             let time = clock.fingerprint();
-            move || crate::digest::mix(v.fingerprint(objects, tasks, task_events), time)
+            move || {
+                let events = |k| recorder.task_events(k);
+                let mut f = v.fingerprint(objects, tasks, &events, symmetry);
+                f.state = crate::digest::mix(f.state, time);
+                f.orbit = crate::digest::mix(f.orbit, time);
+                f
+            }
         });
         let yielded = self.fairness.ever_yielded();
         let fairness = || match yielded {
@@ -138,7 +144,7 @@ impl Execution {
             enabled,
             current: prev,
             prev_accesses,
-            state_of: fingerprint.as_ref().map(|f| f as &dyn Fn() -> u64),
+            state_of: fingerprint.as_ref().map(|f| f as &dyn Fn() -> Fingerprint),
             fairness: &fairness,
             names: &names,
             pending: &pending,

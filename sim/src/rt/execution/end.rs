@@ -98,7 +98,7 @@ impl Execution {
         if let Some(done) = self.tasks[id.0].done {
             // The end is the task's last step's write: a join depends on it.
             *self.state_mut(done) = ObjState::Task { finished: true };
-            self.set_value(done, 1);
+            self.set_value(done, || 1);
         }
         if self.main == Some(id) {
             // As tokio's runtime drops every task left when a `#[tokio::test]` body returns

@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::Execution;
 use crate::digest::{self, Digest};
 use crate::rt::op::Op;
+use crate::rt::symmetry::Symmetry;
 use crate::rt::task::Task;
 use crate::trace::{Mark, Trace, TraceLine};
 use crate::vocab::result::Recorded;
@@ -24,14 +25,14 @@ pub(crate) struct Recorder {
     /// "partition", "clock jump"): each also counts as a preemption.
     interventions: Vec<(usize, String)>,
     digest: Digest,
-    /// Per task, a hash of the events it emitted, in order: equal for equivalent schedules
-    /// (slot 0 is the setup's, task i's is slot i + 1).
-    task_events: Vec<u64>,
+    /// Per lane of the symmetry (`rt::symmetry`), per task, a hash of the events it emitted, in
+    /// order: equal for equivalent schedules (slot 0 is the setup's, task i's is slot i + 1).
+    task_events: Vec<Vec<u64>>,
     trace: Option<Trace>,
 }
 
 impl Recorder {
-    pub(crate) fn new(trace: bool) -> Self {
+    pub(crate) fn new(trace: bool, lanes: usize) -> Self {
         Recorder {
             // Sized for a typical run, so that recording a step seldom reallocates.
             decisions: Vec::with_capacity(128),
@@ -39,7 +40,7 @@ impl Recorder {
             preempted_steps: Vec::with_capacity(64),
             interventions: Vec::new(),
             digest: Digest::default(),
-            task_events: Vec::with_capacity(8),
+            task_events: (0..lanes).map(|_| Vec::with_capacity(8)).collect(),
             trace: trace.then(Trace::default),
         }
     }
@@ -89,34 +90,47 @@ impl Recorder {
 
     /// Hashes a model event of `task` (`None`: the setup) into the run's digest and the task's
     /// event sequence.
-    pub(crate) fn event(&mut self, task: Option<TaskId>, hash: u64) {
-        self.digest.write_u64(hash);
+    /// (Its hash in each of the symmetry's lanes.)
+    pub(crate) fn event(&mut self, task: Option<TaskId>, sym: &Symmetry, hash: impl Fn() -> u64) {
         let slot = task.map_or(0, |t| t.0 + 1);
-        if self.task_events.len() <= slot {
-            self.task_events.resize(slot + 1, 0);
-        }
-        let mut h = Digest::default();
-        h.write_u64(self.task_events[slot]);
-        h.write_u64(hash);
-        self.task_events[slot] = h.finish();
+        let (digest, lanes) = (&mut self.digest, &mut self.task_events);
+        sym.each_lane(hash, |k, hash| {
+            if k == 0 {
+                digest.write_u64(hash);
+            }
+            let events = &mut lanes[k];
+            if events.len() <= slot {
+                events.resize(slot + 1, 0);
+            }
+            let mut h = Digest::default();
+            h.write_u64(events[slot]);
+            h.write_u64(hash);
+            events[slot] = h.finish();
+        });
     }
 
-    pub(crate) fn task_events(&self) -> &[u64] {
-        &self.task_events
+    /// Lane `k`'s event hashes, by slot.
+    pub(crate) fn task_events(&self, k: usize) -> &[u64] {
+        &self.task_events[k]
     }
 
     /// A hash of every task's event sequence: schedules that differ only in the order of
     /// independent steps have the same end state. Tasks count by name, not by number, and
     /// without the suffix that tells namesakes apart (`handler#2`): two tasks spawning in
-    /// either order only swap their children's numbers and suffixes.
-    pub(crate) fn end_state(&self, tasks: &[Task]) -> u64 {
-        let setup = self.task_events.first().copied().unwrap_or(0);
-        let tasks = tasks.iter().enumerate().map(|(i, t)| {
-            let events = self.task_events.get(i + 1).copied().unwrap_or(0);
-            digest::mix(t.base_hash, events)
-        });
-        let sum = tasks.fold(0u64, |sum, t| sum.wrapping_add(t));
-        digest::mix(setup, sum)
+    /// either order only swap their children's numbers and suffixes. Where the model's
+    /// symmetry holds, the smallest over its renamings: one end state per orbit.
+    pub(crate) fn end_state(&self, tasks: &[Task], sym: &Symmetry) -> u64 {
+        let lane = |k: usize| {
+            let events = &self.task_events[k];
+            let setup = events.first().copied().unwrap_or(0);
+            let tasks = (0..tasks.len()).map(|i| {
+                let events = events.get(i + 1).copied().unwrap_or(0);
+                digest::mix(tasks[sym.image(k, i)].base_hash, events)
+            });
+            let sum = tasks.fold(0u64, |sum, t| sum.wrapping_add(t));
+            digest::mix(setup, sum)
+        };
+        (0..sym.fingerprint_lanes()).map(lane).min().unwrap_or(0)
     }
 
     pub(crate) fn digest(&self) -> u64 {
@@ -186,13 +200,13 @@ impl Recorder {
 /// the step.
 impl Execution {
     /// Hashes a model event into the run's digest and its task's event sequence.
-    pub(crate) fn digest_event(&mut self, hash: u64) {
-        self.recorder.event(self.current, hash);
+    pub(crate) fn digest_event(&mut self, hash: impl Fn() -> u64) {
+        self.recorder.event(self.current, &self.symmetry, hash);
     }
 
     /// A hash of every task's event sequence (see `Recorder::end_state`).
     pub(crate) fn end_state(&self) -> u64 {
-        self.recorder.end_state(&self.tasks)
+        self.recorder.end_state(&self.tasks, &self.symmetry)
     }
 
     /// Attaches an effect ("acquired", "Full", "popped p1#1") to the last step, when tracing.

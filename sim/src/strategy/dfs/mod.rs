@@ -47,8 +47,8 @@ mod split;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use super::visited::{sleep_set, TaskSet, TraceState, Visit, Visited};
-use super::{PickView, Reduction, RunNeeds, Scheduler, SearchProgress, Stop};
+use super::visited::{TaskSet, TraceState, Visit, Visited};
+use super::{Fingerprint, PickView, Reduction, RunNeeds, Scheduler, SearchProgress, Stop};
 use crate::digest::mix;
 use crate::vocab::TaskId;
 use crate::vocab::{Access, RunResult};
@@ -307,13 +307,14 @@ impl Dfs {
         };
         // By value, a schedule can come back to a state on its own path (a loop that changed
         // nothing): a livelock if the cycle is fair, else a starving cycle to cut.
-        let value_state = view.state();
+        let fingerprint = view.fingerprint();
+        let value_state = fingerprint.as_ref().map(|f| f.state);
         if let Some(state) = value_state {
             if let Some(decided) = self.revisit(state, view) {
                 return decided;
             }
         }
-        let only = self.visit(current, preemptions, &sleep, value_state, view.fairness)?;
+        let only = self.visit(current, preemptions, &sleep, fingerprint, view.fairness)?;
         let node = Node::task(
             view.enabled.to_vec(),
             current,
@@ -328,13 +329,15 @@ impl Dfs {
     }
 
     /// Checks the state reached against the visited states (below the split): `Pruned` if a
-    /// visit covers it, else the tasks left to explore from it (`None`: every one).
+    /// visit covers it, else the tasks left to explore from it (`None`: every one). By value, a
+    /// state is keyed by its orbit under the model's symmetry: the running task and the tasks
+    /// asleep are renamed as the orbit's key is, and the tasks left renamed back.
     fn visit(
         &mut self,
         current: Option<TaskId>,
         preemptions: usize,
         sleep: &[(usize, Vec<Access>)],
-        value_state: Option<u64>,
+        value_state: Option<Fingerprint>,
         fairness: &dyn Fn() -> u64,
     ) -> Result<Option<TaskSet>, Stop> {
         if self.above_split(self.stack.len()) {
@@ -343,16 +346,22 @@ impl Dfs {
         let Some(visited) = &self.visited else {
             return Ok(None);
         };
+        let rename = value_state.as_ref().map_or(&[][..], |f| &f.rename[..]);
+        let to_orbit = |t: usize| rename.get(t).copied().unwrap_or(t);
         // Under a bound, which task runs without a preemption is part of the state.
         let running = current.filter(|_| self.preemption_bound.is_some());
         // By trace, a state leaves out who may run next under fairness: it joins the key (by
         // value, the fairness waits are part of the state already).
-        let state = value_state.unwrap_or_else(|| match fairness() {
-            0 => self.trace.fingerprint(),
-            f => mix(self.trace.fingerprint(), f),
-        });
-        let key = mix(state, running.map_or(0, |t| t.0 as u64 + 1));
-        match visited.visit(key, preemptions, sleep_set(sleep)) {
+        let state = value_state.as_ref().map_or_else(
+            || match fairness() {
+                0 => self.trace.fingerprint(),
+                f => mix(self.trace.fingerprint(), f),
+            },
+            |f| f.orbit,
+        );
+        let key = mix(state, running.map_or(0, |t| to_orbit(t.0) as u64 + 1));
+        let asleep = TaskSet::of(sleep.iter().map(|(t, _)| to_orbit(*t)));
+        match visited.visit(key, preemptions, asleep) {
             Visit::New => Ok(None),
             Visit::Covered => {
                 self.cut_short = true;
@@ -361,7 +370,10 @@ impl Dfs {
                 }
                 Err(Stop::Pruned)
             }
-            Visit::Partly(tasks) => Ok(Some(tasks)),
+            Visit::Partly(tasks) if rename.is_empty() => Ok(Some(tasks)),
+            Visit::Partly(tasks) => Ok(Some(TaskSet::of(
+                (0..rename.len()).filter(|t| tasks.contains(rename[*t])),
+            ))),
         }
     }
 
