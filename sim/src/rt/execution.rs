@@ -455,7 +455,6 @@ impl Execution {
             None => {
                 let name = format!("{}'s wake-up", self.tasks[me.0].name);
                 let o = self.add_object(name.into(), ObjState::Wake { woken: false });
-                self.symmetry.created_by(Some(me.0));
                 self.tasks[me.0].wake_obj = Some(o);
                 o
             }
@@ -474,7 +473,6 @@ impl Execution {
     pub(crate) fn make_joinable(&mut self, task: TaskId) -> ObjId {
         let name = self.tasks[task.0].name.to_string();
         let done = self.add_object(name.into(), ObjState::Task { finished: false });
-        self.symmetry.created_by(Some(task.0));
         self.tasks[task.0].done = Some(done);
         done
     }

@@ -70,10 +70,11 @@ impl ValueState {
     /// `task` may read all of `obj`'s value.
     pub fn observe_value(&mut self, task: usize, obj: usize) {
         let lanes = self.lanes;
-        for k in 0..lanes {
-            let value = mix(obj as u64, lane(&self.values, obj, lanes, k));
-            let t = &mut lanes_of(&mut self.tasks, task, lanes)[k];
-            *t = mix(*t, value);
+        for (k, t) in lanes_of(&mut self.tasks, task, lanes)
+            .iter_mut()
+            .enumerate()
+        {
+            *t = mix(*t, mix(obj as u64, lane(&self.values, obj, lanes, k)));
         }
     }
 
@@ -112,19 +113,20 @@ impl ValueState {
 
     /// The fingerprints of the run's state: object values and scheduling states, the states of
     /// the tasks still running, and each task's events (`task_events(k)`: lane `k`'s, slot 0
-    /// the setup's); as it is and, where the symmetry holds, the smallest of its images.
+    /// the setup's); as it is and, with `orbit`, where the symmetry holds, the smallest of its
+    /// images (without, `orbit` is `state`).
     pub fn fingerprint<'e>(
         &self,
         objects: &[Object],
         tasks: &[Task],
         task_events: &dyn Fn(usize) -> &'e [u64],
         sym: &Symmetry,
+        orbit: bool,
     ) -> Fingerprint {
-        let fair = tasks.iter().any(|t| t.fair_wait.is_some());
-        let lanes = match fair {
-            // Whom a fair yield waits for is a set of task numbers: no renaming.
-            true => 1,
-            false => sym.fingerprint_lanes(),
+        // Whom a fair yield waits for is a set of task numbers: no renaming.
+        let lanes = match orbit && !tasks.iter().any(|t| t.fair_wait.is_some()) {
+            true => sym.fingerprint_lanes(),
+            false => 1,
         };
         let state = self.lane_fingerprint(0, objects, tasks, task_events(0), sym);
         let mut best = (state, 0);

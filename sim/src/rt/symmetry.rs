@@ -13,9 +13,10 @@
 //! permutation is a lane; beyond, the rotations only (n lanes, not n!).
 //!
 //! What the renaming cannot follow turns it off for the rest of the run (the identity lane
-//! alone): an object or a task created while a member runs, and a member's join or wake-up
-//! object (each is known by a number the renaming does not map); a fair yield (whom it waits
-//! for is a set of task numbers). Measured on the broker's 2x2 access proof (two publishers):
+//! alone): an object or a task created while a member runs, its wake-up object included (each
+//! is known by a number the renaming does not map; a member is never joinable, `spawn_member`
+//! gives it no join object); and, state by state, a fair yield (whom it waits for is a set of
+//! task numbers). Measured on the broker's 2x2 access proof (two publishers):
 //! see the scenario file.
 
 use std::cell::RefCell;
@@ -50,7 +51,6 @@ impl Hash for Member {
 }
 
 /// The members of one run and the permutations its digests are kept under.
-#[derive(Default)]
 pub(crate) struct Symmetry {
     /// The declared member ids.
     ids: Vec<usize>,
@@ -114,7 +114,7 @@ impl Symmetry {
     }
 
     /// Something the renaming cannot follow happened (see the module docs) if `task` (the task
-    /// creating an object or a task, or owning one) is a member.
+    /// creating an object or a task) is a member.
     pub(crate) fn created_by(&mut self, task: Option<usize>) {
         if task.is_some_and(|t| self.member_of(t).is_some()) {
             self.off = true;

@@ -75,10 +75,10 @@ pub struct PickView<'a> {
     pub current: Option<TaskId>,
     /// The objects the step just taken accessed (recorded only with `RunConfig::record_accesses`).
     pub prev_accesses: &'a [crate::vocab::Access],
-    /// Computes a fingerprint of the run's state by value (only for a strategy that
-    /// asked for it, `RunNeeds::value_state`; on demand, since it costs a pass over every
-    /// object and task).
-    pub(crate) state_of: Option<&'a dyn Fn() -> Fingerprint>,
+    /// Computes a fingerprint of the run's state by value, and with `true` its orbit's too
+    /// (only for a strategy that asked for it, `RunNeeds::value_state`; on demand, since it
+    /// costs a pass over every object and task, and one per lane for the orbit).
+    pub(crate) state_of: Option<&'a dyn Fn(bool) -> Fingerprint>,
     /// A digest of the fairness state (0 before any task yielded fairly): whom each task in a
     /// fair yield still waits for, and which tasks' yields may or may not go on at once. Two
     /// states equal by trace may still differ in who may run next; identified by trace, a
@@ -92,13 +92,13 @@ impl PickView<'_> {
     /// The fingerprint of the run's state by value, if the strategy asked for it
     /// (`RunNeeds::value_state`).
     pub fn state(&self) -> Option<u64> {
-        self.state_of.map(|f| f().state)
+        self.state_of.map(|f| f(false).state)
     }
 
     /// The state's fingerprints by value, its own and its orbit's under the model's symmetry
     /// (`Model::symmetric_members`), if the strategy asked for them.
     pub fn fingerprint(&self) -> Option<Fingerprint> {
-        self.state_of.map(|f| f())
+        self.state_of.map(|f| f(true))
     }
 
     /// The name of task `task` (stable across runs: what replay files record).

@@ -200,7 +200,7 @@ impl TaskSet {
     }
 }
 
-/// States whose continuations DFS has explored/// States whose continuations DFS has explored, with the fewest preemptions spent reaching each
+/// States whose continuations DFS has explored, with the fewest preemptions spent reaching each
 /// (a state reached with more spent has fewer continuations within the bound). Parallel jobs
 /// share one: a state one job has reached, another need not explore again, since the first
 /// explores all its continuations (or leaves each to a job that reached it first, and so on

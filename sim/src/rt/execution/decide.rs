@@ -126,9 +126,9 @@ impl Execution {
         let fingerprint = self.values.as_ref().map(|v| {
             // Virtual time and the timers pending are part of the state (neither names a task).
             let time = clock.fingerprint();
-            move || {
+            move |orbit| {
                 let events = |k| recorder.task_events(k);
-                let mut f = v.fingerprint(objects, tasks, &events, symmetry);
+                let mut f = v.fingerprint(objects, tasks, &events, symmetry, orbit);
                 f.state = crate::digest::mix(f.state, time);
                 f.orbit = crate::digest::mix(f.orbit, time);
                 f
@@ -144,7 +144,9 @@ impl Execution {
             enabled,
             current: prev,
             prev_accesses,
-            state_of: fingerprint.as_ref().map(|f| f as &dyn Fn() -> Fingerprint),
+            state_of: fingerprint
+                .as_ref()
+                .map(|f| f as &dyn Fn(bool) -> Fingerprint),
             fairness: &fairness,
             names: &names,
             pending: &pending,

@@ -89,8 +89,7 @@ impl Recorder {
     }
 
     /// Hashes a model event of `task` (`None`: the setup) into the run's digest and the task's
-    /// event sequence.
-    /// (Its hash in each of the symmetry's lanes.)
+    /// event sequence, in each of the symmetry's lanes (the run's digest takes the identity's).
     pub(crate) fn event(&mut self, task: Option<TaskId>, sym: &Symmetry, hash: impl Fn() -> u64) {
         let slot = task.map_or(0, |t| t.0 + 1);
         let (digest, lanes) = (&mut self.digest, &mut self.task_events);
