@@ -9,6 +9,7 @@ use sim::explore::{Explorer, SearchVerdict};
 use sim::strategy::StrategyKind;
 use sim::Grain;
 
+use crate::audit::{self, Finding};
 use crate::failure::{self, TestInfo};
 use crate::outcome::{Outcome, Regression, Report, Status};
 use crate::regressions;
@@ -237,6 +238,14 @@ impl Check {
         self
     }
 
+    /// Skips the reduction audit (a reduced search that found nothing re-explores a seeded
+    /// sample of the schedules it pruned without reduction, up to 1,024 runs, to tell whether
+    /// the test shares state braid does not see): for a test that measures the reduction alone.
+    pub fn without_reduction_audit(mut self) -> Self {
+        self.settings.audit = false;
+        self
+    }
+
     /// Names the check, as `#[braid::test]` does with the test's path: replay files record it,
     /// and `BRAID_REPLAY` applies only to the check it names.
     pub fn name(mut self, name: &str) -> Self {
@@ -348,10 +357,39 @@ fn explore(model: &TestModel, info: &TestInfo, settings: &Settings) -> Outcome {
     if let Some(shard) = settings.shard {
         explorer = shard.restrict(explorer, settings);
     }
+    if settings.audit && sim::Model::reduction_safe(model) {
+        explorer = explorer
+            .audit(audit::BRANCHES)
+            .audit_runs_per_branch(audit::RUNS_PER_BRANCH);
+    }
     let summary = match explorer.run() {
         Ok(summary) => summary,
         Err(e) => return Outcome::Inconclusive(format!("the exploration failed: {e}")),
     };
+    match audit::finding(&summary) {
+        Finding::Clean => {}
+        Finding::Violation(found) => {
+            let mut failure = failure::record(model, info, settings, &found);
+            failure.message = found.message.clone();
+            return Outcome::Failed(Box::new(failure));
+        }
+        Finding::Missed(what) => {
+            eprintln!("{}", audit::warning(&info.path, &what));
+            let plain = model.clone().with_plain_state();
+            return match explore(&plain, info, settings) {
+                Outcome::Holds {
+                    runs,
+                    exhaustive,
+                    coverage,
+                } => Outcome::Holds {
+                    runs,
+                    exhaustive,
+                    coverage: coverage + audit::COVERAGE_NOTE,
+                },
+                other => other,
+            };
+        }
+    }
     let found = summary.violations.first();
     let failure = found.map(|found| failure::record(model, info, settings, found));
     if let Some(shard) = settings.shard {

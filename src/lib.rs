@@ -49,6 +49,7 @@
 
 #![deny(missing_docs)]
 
+mod audit;
 mod check;
 mod failure;
 pub mod linearizable;

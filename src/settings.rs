@@ -25,6 +25,8 @@ pub(crate) struct Settings {
     pub replay: Option<PathBuf>,
     pub report_dir: Option<PathBuf>,
     pub shard: Option<Shard>,
+    /// Audit a reduced search on a sample of what it pruned (`crate::audit`).
+    pub audit: bool,
 }
 
 impl Default for Settings {
@@ -40,6 +42,7 @@ impl Default for Settings {
             replay: None,
             report_dir: None,
             shard: None,
+            audit: true,
         }
     }
 }

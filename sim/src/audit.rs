@@ -12,7 +12,8 @@ use crate::model::Model;
 use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
 use crate::strategy::{Branch, Dfs, Reduction, Scheduler};
 
-/// Plain-DFS runs spent below each sampled branch (most subtrees are far smaller).
+/// Plain-DFS runs spent below each sampled branch, unless the explorer says otherwise (most
+/// subtrees are far smaller).
 pub const RUNS_PER_BRANCH: u64 = 250;
 
 /// What the audit did and found.
@@ -22,7 +23,7 @@ pub struct AuditReport {
     pub pruned: u64,
     /// Pruned branches re-explored (a seeded sample of `pruned`).
     pub audited: usize,
-    /// Audited branches whose whole subtree was explored (the others hit `RUNS_PER_BRANCH`).
+    /// Audited branches whose whole subtree was explored (the others hit the runs per branch).
     pub complete: usize,
     /// Plain-DFS runs the audit made below the sampled branches.
     pub runs: u64,
@@ -47,17 +48,18 @@ impl AuditReport {
     }
 }
 
-/// Re-explores the `sample` of the `pruned` branches a reduced search pruned, looking for a
-/// violation of an invariant not in `found` or an end state not in `end_states` (what the
-/// search reached; see the module docs). Takes them as they are, so the explorer (which holds
-/// them in its `Summary`) sits above the audit, not beside it.
+/// Re-explores the `sample` of the `pruned` branches a reduced search pruned, at most
+/// `runs_per_branch` plain-DFS runs below each, looking for a violation of an invariant not in
+/// `found` or an end state not in `end_states` (what the search reached; see the module docs).
+/// Takes them as they are, so the explorer (which holds them in its `Summary`) sits above the
+/// audit, not beside it.
 pub fn audit(
     model: &dyn Model,
-    sample: &[Branch],
-    pruned: u64,
+    (sample, pruned): (&[Branch], u64),
     found: &BTreeSet<&str>,
     end_states: &BTreeSet<u64>,
     max_steps: usize,
+    runs_per_branch: u64,
 ) -> AuditReport {
     let config = RunConfig {
         max_steps,
@@ -79,7 +81,7 @@ pub fn audit(
         }
         let mut strategy: Box<dyn Scheduler> = Box::new(dfs.below(branch));
         let mut runs = 0;
-        while !strategy.progress().exhausted && runs < RUNS_PER_BRANCH {
+        while !strategy.progress().exhausted && runs < runs_per_branch {
             let (r, s) = run_once(model, strategy, runs, &config);
             strategy = s;
             runs += 1;

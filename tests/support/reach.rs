@@ -89,7 +89,10 @@ where
     .name(name)
     .strategy(strategy)
     .runs(runs)
-    .out(std::env::temp_dir().join("braid-differential"));
+    .out(std::env::temp_dir().join("braid-differential"))
+    // The audit's plain runs would add their outcomes to the reduced search's: measure the
+    // reduction alone.
+    .without_reduction_audit();
     if let Some(n) = max_steps {
         check = check.max_steps(n);
     }

@@ -76,8 +76,10 @@ pub struct Explorer<'m> {
     /// Iterative context bounding for a DFS with no preemption bound (`None`: when a budget is
     /// given).
     deepening: Option<bool>,
-    /// Pruned branches to re-explore without reduction after the search (`audit`).
+    /// Pruned branches to re-explore without reduction after the search (`audit`), and the
+    /// plain-DFS runs below each.
     audit: usize,
+    audit_runs: u64,
     /// DFS with visited states and without sleep sets (a model that yields fairly, see
     /// `adapt_to`).
     no_sleep_sets: bool,
@@ -110,6 +112,7 @@ impl<'m> Explorer<'m> {
             part: Part::default(),
             deepening: None,
             audit: 0,
+            audit_runs: crate::audit::RUNS_PER_BRANCH,
             no_sleep_sets: false,
             plain_plan: false,
             experimental_partial_order: false,
@@ -200,6 +203,12 @@ impl<'m> Explorer<'m> {
         self
     }
 
+    /// At most `runs` plain-DFS runs below each audited branch (`audit`; 250 unless said).
+    pub fn audit_runs_per_branch(mut self, runs: u64) -> Self {
+        self.audit_runs = runs;
+        self
+    }
+
     /// Samples pruned branches as `audit` would, without auditing them here (the levels of a
     /// deepening, the jobs of a parallel search: their caller audits the merged sample).
     fn sampling(mut self, branches: usize) -> Self {
@@ -234,11 +243,15 @@ impl<'m> Explorer<'m> {
         self
     }
 
-    /// Explores, then (with `audit`, after a reduced search that ran to its end) audits the
-    /// reduction on a sample of what it pruned.
+    /// Explores, then (with `audit`, after a reduced search that ran to its end, or that
+    /// stopped at its first violation and found none) audits the reduction on a sample of what
+    /// it pruned. A search stopped by its first violation has nothing to audit: the pruned
+    /// branches of a sound reduction reach only what the explored ones did, and a violation is
+    /// the verdict already.
     pub fn run(self) -> Result<Summary, ExploreError> {
         let (model, audit, max_steps) = (self.model, self.audit, self.max_steps);
-        let stop_on_first = self.stop_on_first || self.part.sampling_only;
+        let audit_runs = self.audit_runs;
+        let (stop_on_first, sampling_only) = (self.stop_on_first, self.part.sampling_only);
         let cancel = self.cancel.clone();
         let mut summary = self.search()?;
         let cancelled = cancel.is_some_and(|c| c.load(Ordering::Relaxed));
@@ -247,7 +260,8 @@ impl<'m> Explorer<'m> {
                 summary.strategy,
                 StrategyKind::Dfs { reduction, .. } if reduction != Reduction::None
             );
-        if audit > 0 && reduced && !stop_on_first && !cancelled {
+        let ran_on = !stop_on_first || summary.violations.is_empty();
+        if audit > 0 && reduced && ran_on && !sampling_only && !cancelled {
             let found = summary
                 .violations
                 .iter()
@@ -255,11 +269,11 @@ impl<'m> Explorer<'m> {
                 .collect();
             let report = crate::audit::audit(
                 model,
-                &summary.pruned_sample,
-                summary.pruned_branches,
+                (&summary.pruned_sample, summary.pruned_branches),
                 &found,
                 &summary.end_states,
                 max_steps,
+                audit_runs,
             );
             summary.audit = Some(report);
         }

@@ -126,7 +126,8 @@ impl Explorer<'_> {
                 false => Reduction::VisitedStates,
             };
             let by_value = self.model.state_visible();
-            let plan = Plan::new(self.seed, steps_estimate, reduction, by_value);
+            let plan = Plan::new(self.seed, steps_estimate, reduction, by_value)
+                .sampling_pruned(self.audit);
             return match self.no_sleep_sets {
                 true => Box::new(plan.without_sleep_sets()),
                 false => Box::new(plan),

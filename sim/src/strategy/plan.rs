@@ -83,6 +83,9 @@ pub struct Plan {
     reduction: Reduction,
     by_value: bool,
     no_sleep_sets: bool,
+    /// Each level's DFS keeps a seeded sample of this many pruned branches, for the audit
+    /// (`Dfs::sampling_pruned`): the plan reports the sample of its latest level.
+    audit_sample: (usize, u64),
     /// Runs begun (one a turn), counted runs of each side, and runs the DFS levels cut short.
     turns: u64,
     dfs_runs: u64,
@@ -112,6 +115,7 @@ impl Plan {
             reduction,
             by_value,
             no_sleep_sets: false,
+            audit_sample: (0, seed),
             dfs_runs: 0,
             sample_runs: 0,
             turns: 0,
@@ -131,8 +135,17 @@ impl Plan {
         self
     }
 
+    /// Each DFS level keeps a seeded sample of `keep` pruned branches, for the reduction audit
+    /// (`Explorer::audit`).
+    pub fn sampling_pruned(mut self, keep: usize) -> Self {
+        self.audit_sample.0 = keep;
+        self.dfs = self.level(self.bound);
+        self
+    }
+
     fn level(&self, bound: Option<usize>) -> Dfs {
-        let mut dfs = Dfs::new(bound, self.reduction);
+        let (keep, seed) = self.audit_sample;
+        let mut dfs = Dfs::new(bound, self.reduction).sampling_pruned(keep, seed);
         if self.by_value {
             dfs = dfs.by_value();
         }
