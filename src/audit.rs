@@ -11,11 +11,12 @@ use std::time::Duration;
 
 use sim::explore::{Found, Summary};
 
-/// Pruned branches the audit re-explores (a seeded sample), and the plain-DFS runs below each:
-/// at most 1,024 runs more for a test (most pruned subtrees are far smaller), against the
-/// scenarios' 32 branches of 250 (`braid explore --audit-reduction`).
+/// Pruned branches the audit re-explores (a seeded sample), the plain-DFS runs below each, and
+/// in all at most as many runs as the search made or `AT_LEAST` (most pruned subtrees are far
+/// smaller), against the scenarios' 32 branches of 250 (`braid explore --audit-reduction`).
 pub(crate) const BRANCHES: usize = 16;
 pub(crate) const RUNS_PER_BRANCH: u64 = 64;
+pub(crate) const AT_LEAST: u64 = 256;
 
 /// What the hint says a test sharing unseen state should do.
 const HINT: &str = "this test shares state braid does not see (std's locks or atomics, a \

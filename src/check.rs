@@ -360,7 +360,7 @@ fn explore(model: &TestModel, info: &TestInfo, settings: &Settings) -> Outcome {
     if settings.audit && sim::Model::reduction_safe(model) {
         explorer = explorer
             .audit(audit::BRANCHES)
-            .audit_runs_per_branch(audit::RUNS_PER_BRANCH);
+            .audit_within(audit::RUNS_PER_BRANCH, audit::AT_LEAST);
     }
     let summary = match explorer.run() {
         Ok(summary) => summary,

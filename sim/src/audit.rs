@@ -16,12 +16,30 @@ use crate::strategy::{Branch, Dfs, Reduction, Scheduler};
 /// subtrees are far smaller).
 pub const RUNS_PER_BRANCH: u64 = 250;
 
+/// The plain-DFS runs an audit may make: below each branch, and in all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AuditRuns {
+    /// Below each audited branch.
+    pub per_branch: u64,
+    /// In all (the branches after it is spent are left unaudited).
+    pub total: u64,
+}
+
+impl Default for AuditRuns {
+    fn default() -> Self {
+        AuditRuns {
+            per_branch: RUNS_PER_BRANCH,
+            total: u64::MAX,
+        }
+    }
+}
+
 /// What the audit did and found.
 #[derive(Clone, Debug)]
 pub struct AuditReport {
     /// Branches the reduction pruned, and how many of them were re-explored.
     pub pruned: u64,
-    /// Pruned branches re-explored (a seeded sample of `pruned`).
+    /// Pruned branches re-explored (a seeded sample of `pruned`, as far as the budget went).
     pub audited: usize,
     /// Audited branches whose whole subtree was explored (the others hit the runs per branch).
     pub complete: usize,
@@ -48,8 +66,8 @@ impl AuditReport {
     }
 }
 
-/// Re-explores the `sample` of the `pruned` branches a reduced search pruned, at most
-/// `runs_per_branch` plain-DFS runs below each, looking for a violation of an invariant not in
+/// Re-explores the `sample` of the `pruned` branches a reduced search pruned, within `budget`,
+/// looking for a violation of an invariant not in
 /// `found` or an end state not in `end_states` (what the search reached; see the module docs).
 /// Takes them as they are, so the explorer (which holds them in its `Summary`) sits above the
 /// audit, not beside it.
@@ -59,7 +77,7 @@ pub fn audit(
     found: &BTreeSet<&str>,
     end_states: &BTreeSet<u64>,
     max_steps: usize,
-    runs_per_branch: u64,
+    budget: AuditRuns,
 ) -> AuditReport {
     let config = RunConfig {
         max_steps,
@@ -68,20 +86,24 @@ pub fn audit(
     };
     let mut report = AuditReport {
         pruned,
-        audited: sample.len(),
+        audited: 0,
         complete: 0,
         runs: 0,
         misses: Vec::new(),
     };
     let mut missed: BTreeSet<String> = BTreeSet::new();
     for branch in sample {
+        if report.runs >= budget.total {
+            break;
+        }
         let mut dfs = Dfs::new(branch.bound, Reduction::None);
         if model.state_visible() {
             dfs = dfs.by_value();
         }
         let mut strategy: Box<dyn Scheduler> = Box::new(dfs.below(branch));
         let mut runs = 0;
-        while !strategy.progress().exhausted && runs < runs_per_branch {
+        let limit = budget.per_branch.min(budget.total - report.runs);
+        while !strategy.progress().exhausted && runs < limit {
             let (r, s) = run_once(model, strategy, runs, &config);
             strategy = s;
             runs += 1;
@@ -99,6 +121,7 @@ pub fn audit(
             }
         }
         report.runs += runs;
+        report.audited += 1;
         report.complete += usize::from(strategy.progress().exhausted);
     }
     report

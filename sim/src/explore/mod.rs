@@ -76,10 +76,12 @@ pub struct Explorer<'m> {
     /// Iterative context bounding for a DFS with no preemption bound (`None`: when a budget is
     /// given).
     deepening: Option<bool>,
-    /// Pruned branches to re-explore without reduction after the search (`audit`), and the
-    /// plain-DFS runs below each.
+    /// Pruned branches to re-explore without reduction after the search (`audit`), the
+    /// plain-DFS runs below each, and the least the audit may make in all when they are capped
+    /// by the search's own runs (`audit_within`).
     audit: usize,
-    audit_runs: u64,
+    audit_per_branch: u64,
+    audit_at_least: Option<u64>,
     /// DFS with visited states and without sleep sets (a model that yields fairly, see
     /// `adapt_to`).
     no_sleep_sets: bool,
@@ -112,7 +114,8 @@ impl<'m> Explorer<'m> {
             part: Part::default(),
             deepening: None,
             audit: 0,
-            audit_runs: crate::audit::RUNS_PER_BRANCH,
+            audit_per_branch: crate::audit::RUNS_PER_BRANCH,
+            audit_at_least: None,
             no_sleep_sets: false,
             plain_plan: false,
             experimental_partial_order: false,
@@ -203,9 +206,12 @@ impl<'m> Explorer<'m> {
         self
     }
 
-    /// At most `runs` plain-DFS runs below each audited branch (`audit`; 250 unless said).
-    pub fn audit_runs_per_branch(mut self, runs: u64) -> Self {
-        self.audit_runs = runs;
+    /// An audit (`audit`) of at most `per_branch` plain-DFS runs below each branch (250
+    /// unless said), and in all at most as many runs as the search made, or `at_least`: it
+    /// costs the search at most double, whatever the size.
+    pub fn audit_within(mut self, per_branch: u64, at_least: u64) -> Self {
+        self.audit_per_branch = per_branch;
+        self.audit_at_least = Some(at_least);
         self
     }
 
@@ -250,7 +256,7 @@ impl<'m> Explorer<'m> {
     /// the verdict already.
     pub fn run(self) -> Result<Summary, ExploreError> {
         let (model, audit, max_steps) = (self.model, self.audit, self.max_steps);
-        let audit_runs = self.audit_runs;
+        let (per_branch, at_least) = (self.audit_per_branch, self.audit_at_least);
         let (stop_on_first, sampling_only) = (self.stop_on_first, self.part.sampling_only);
         let cancel = self.cancel.clone();
         let mut summary = self.search()?;
@@ -273,7 +279,10 @@ impl<'m> Explorer<'m> {
                 &found,
                 &summary.end_states,
                 max_steps,
-                audit_runs,
+                crate::audit::AuditRuns {
+                    per_branch,
+                    total: at_least.map_or(u64::MAX, |least| least.max(summary.runs)),
+                },
             );
             summary.audit = Some(report);
         }
