@@ -119,6 +119,7 @@ pub fn run_once(
         },
         yielded_fairly: exec.fairness().ever_yielded(),
         used_time: exec.used_time(),
+        set_timers: exec.set_timers(),
         trace: exec.recorder_mut().take_trace().map(|mut t| {
             t.hosts = exec.task_hosts();
             t

@@ -19,7 +19,7 @@ pub struct Instant(Duration);
 impl Instant {
     /// The run's current virtual time.
     pub fn now() -> Instant {
-        Instant(with_exec(|ex| ex.clock().now()))
+        Instant(with_exec(|ex| ex.read_time()))
     }
 
     /// Virtual time passed since `self`.
@@ -104,7 +104,7 @@ impl Sleep {
             return true;
         }
         match self.timer {
-            Some(key) => with_exec(|ex| !ex.clock().timer_pending(key)),
+            Some(key) => with_exec(|ex| !ex.timer_pending(key)),
             None => false,
         }
     }
@@ -114,7 +114,7 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let now = with_exec(|ex| ex.clock().now());
+        let now = with_exec(|ex| ex.read_time());
         let deadline = match self.deadline {
             Deadline::At(d) => d,
             Deadline::After(d) => now.saturating_add(d),
@@ -122,13 +122,13 @@ impl Future for Sleep {
         self.deadline = Deadline::At(deadline);
         if now >= deadline {
             if let Some(key) = self.timer.take() {
-                with_exec(|ex| ex.clock_mut().cancel_timer(key));
+                with_exec(|ex| ex.cancel_timer(key));
             }
             self.fired = true;
             return Poll::Ready(());
         }
         match self.timer {
-            Some(key) => with_exec(|ex| ex.clock_mut().update_timer(key, cx.waker())),
+            Some(key) => with_exec(|ex| ex.update_timer(key, cx.waker())),
             None => {
                 let (key, clock) =
                     with_exec(|ex| (ex.add_timer(deadline, cx.waker().clone()), ex.wants_clock()));
@@ -145,7 +145,7 @@ impl Future for Sleep {
 impl Drop for Sleep {
     fn drop(&mut self) {
         if let Some(key) = self.timer.take() {
-            crate::rt::try_with_exec(|ex| ex.clock_mut().cancel_timer(key));
+            crate::rt::try_with_exec(|ex| ex.cancel_timer(key));
         }
     }
 }
@@ -153,12 +153,12 @@ impl Drop for Sleep {
 /// Pauses the run's clock, as `tokio::time::pause`: from now on time moves only when every
 /// task waits (no clock jump ahead of a task that can run; see `Model::clock_jumps`).
 pub fn pause() {
-    with_exec(|ex| ex.clock_mut().set_paused(true));
+    with_exec(|ex| ex.pause_clock(true));
 }
 
 /// Undoes [`pause`]: the clock may jump again, within the run's budget.
 pub fn resume() {
-    with_exec(|ex| ex.clock_mut().set_paused(false));
+    with_exec(|ex| ex.pause_clock(false));
 }
 
 /// Starts the run's clock task, at its first timer when the run may jump its clock

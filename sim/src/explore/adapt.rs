@@ -1,6 +1,7 @@
 //! Probing the model and adapting the search to it: a reduction is sound only on a model whose
-//! shared state the engine sees, and does not see the dependencies of time (nor sleep sets
-//! those of fair yields); PCT needs an estimate of a run's length. One seeded probe run (and a
+//! shared state the engine sees, and does not see the dependencies of crashes and faults (nor,
+//! by value, those of time; nor sleep sets those of fair yields); PCT needs an estimate of a
+//! run's length. One seeded probe run (and a
 //! few calibration runs) before the search, and every run of the search, can change how it
 //! searches.
 
@@ -43,7 +44,8 @@ impl Explorer<'_> {
             // The plan's turns interleave one enumeration with one sample: it runs as one job.
             self.jobs = 1;
         }
-        // Reductions do not see the dependencies of time, nor sleep sets those of fair yields
+        // Reductions do not see the dependencies of crashes and faults (nor of time, by value),
+        // nor sleep sets those of fair yields
         // (probed by one run here, before jobs split the search; a run of the search that
         // shows one later restarts it, see `search_loop`).
         if matches!(
@@ -52,8 +54,26 @@ impl Explorer<'_> {
         ) || self.strategy == StrategyKind::Default
         {
             let probe = self.probe();
-            self.adapt_to(probe.used_time, probe.yielded_fairly);
+            self.adapt_to(self.unseen_dependencies(&probe), probe.yielded_fairly);
         }
+    }
+
+    /// Whether `run` showed dependencies the reduction in use does not see: a crash or fault
+    /// budget; timers, for a search by value (its fingerprint of the clock leaves out whom
+    /// each timer wakes) and for partial-order reduction (its race analysis leaves out the
+    /// clock jump's dependence on every step). A search by trace sees time's: each step that
+    /// reads the time or changes the timers accesses one object, and a clock jump depends on
+    /// every step.
+    pub(super) fn unseen_dependencies(&self, run: &RunResult) -> bool {
+        let by_value = self.model.state_visible();
+        let partial_order = matches!(
+            self.strategy,
+            StrategyKind::Dfs {
+                reduction: Reduction::PartialOrder,
+                ..
+            }
+        );
+        run.used_time || (run.set_timers && (by_value || partial_order))
     }
 
     /// One seeded random run: does the model set timers, or yield fairly?
@@ -66,20 +86,20 @@ impl Explorer<'_> {
         run_once(self.model, Box::new(Random::new(!self.seed)), 0, &config).0
     }
 
-    /// A reduced DFS on a model that sets timers (a timer fires only when every task waits)
-    /// steps outside what the reductions see: it is searched without them. On a model that
+    /// A reduced DFS on a model whose runs show dependencies it does not see
+    /// (`unseen_dependencies`) is searched without reduction. On a model that
     /// yields fairly (who may run next depends on who has moved since, whatever each step
     /// touched), sleep sets and partial-order reduction are unsound, but visited states stand
     /// for their continuations when a state includes whom each fair yield still waits for (by
     /// value it does; by trace, `Dfs::visit` adds it): such a search keeps its visited states
     /// and drops only sleep sets. Returns whether the search must start again.
-    pub(super) fn adapt_to(&mut self, used_time: bool, yielded_fairly: bool) -> bool {
+    pub(super) fn adapt_to(&mut self, unseen: bool, yielded_fairly: bool) -> bool {
         if self.strategy == StrategyKind::Default {
             // The plan's DFS: visited states, by value on a state-visible model.
-            if !(used_time || yielded_fairly) || self.plain_plan {
+            if !(unseen || yielded_fairly) || self.plain_plan {
                 return false;
             }
-            if used_time {
+            if unseen {
                 self.plain_plan = true;
                 return true;
             }
@@ -94,10 +114,10 @@ impl Explorer<'_> {
         else {
             return false;
         };
-        if reduction == Reduction::None || !(used_time || yielded_fairly) {
+        if reduction == Reduction::None || !(unseen || yielded_fairly) {
             return false;
         }
-        if used_time || reduction != Reduction::VisitedStates {
+        if unseen || reduction != Reduction::VisitedStates {
             self.strategy = StrategyKind::Dfs {
                 preemption_bound,
                 reduction: Reduction::None,

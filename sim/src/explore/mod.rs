@@ -85,7 +85,8 @@ pub struct Explorer<'m> {
     /// DFS with visited states and without sleep sets (a model that yields fairly, see
     /// `adapt_to`).
     no_sleep_sets: bool,
-    /// The default plan's DFS without reduction (a model that sets timers).
+    /// The default plan's DFS without reduction (a run showed dependencies it does not see:
+    /// see `unseen_dependencies`).
     plain_plan: bool,
     /// Run partial-order reduction when asked for it (it is not offered: see `adapt_to_model`),
     /// so that the differential tests keep measuring it.

@@ -56,7 +56,7 @@ impl Explorer<'_> {
             }
             let (result, s) = run_once(self.model, strategy, run, &config);
             strategy = s;
-            if self.adapt_to(result.used_time, result.yielded_fairly) {
+            if self.adapt_to(self.unseen_dependencies(&result), result.yielded_fairly) {
                 return self.search();
             }
             if result.outcome == RunOutcome::Pruned || !strategy.progress().counts_last_run {

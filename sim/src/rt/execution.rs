@@ -111,7 +111,7 @@ pub(crate) struct Execution {
     blocked_tasks: usize,
     /// Where a run that does not end is cut, from its yields.
     bound: StepBound,
-    /// The run has dependencies no reduction sees (a timer, a crash or fault budget):
+    /// The run has dependencies no reduction sees (a crash or fault budget):
     /// `Explorer` then searches without reduction.
     used_time: bool,
     /// Who holds each object a primitive said is held (see `waits.rs`), by object.
@@ -237,10 +237,6 @@ impl Execution {
     /// The record of the run (to take what it recorded once the run is over).
     pub(crate) fn recorder_mut(&mut self) -> &mut Recorder {
         &mut self.recorder
-    }
-
-    pub(crate) fn clock(&self) -> &Clock {
-        &self.clock
     }
 
     /// The run's clock, to pause it or register its task (timers go through `add_timer`).

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use crate::digest::mix;
-use crate::vocab::{Access, AccessKind};
+use crate::vocab::{Access, AccessKind, ObjId};
 
 /// One object's access history, canonical up to the order within blocks of commuting accesses.
 #[derive(Clone, Copy, Default)]
@@ -90,7 +90,7 @@ impl TraceState {
         let (steps, after) = (entry.0, Self::task_digest(task, *entry));
         self.sum = self.sum.wrapping_sub(before).wrapping_add(after);
         let event = mix(task as u64, u64::from(steps));
-        for a in accesses {
+        for a in accesses.iter().filter(|a| a.obj != ObjId::EVERYTHING) {
             let obj = a.obj.0;
             if self.objects.len() <= obj {
                 self.objects.resize(obj + 1, ObjectHistory::default());

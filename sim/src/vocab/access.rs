@@ -41,7 +41,9 @@ impl AccessKind {
 impl Access {
     /// Whether the two accesses conflict (the order of the steps making them matters).
     pub fn conflicts(&self, other: &Access) -> bool {
-        self.obj == other.obj && self.kind.conflicts_with(other.kind)
+        (self.obj == other.obj && self.kind.conflicts_with(other.kind))
+            || self.obj == ObjId::EVERYTHING
+            || other.obj == ObjId::EVERYTHING
     }
 }
 

@@ -16,3 +16,10 @@ pub struct TaskId(pub usize);
 /// An engine object (lock, channel, notify, atomic) within one run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjId(pub(crate) usize);
+
+impl ObjId {
+    /// Not an object: what a step that depends on every other step accesses (a clock jump,
+    /// whose enabling depends on whether any other task can run). It conflicts with every
+    /// access; the state by trace leaves it out (the step's real accesses are recorded beside).
+    pub const EVERYTHING: ObjId = ObjId(usize::MAX);
+}

@@ -60,8 +60,13 @@ pub struct RunResult {
     pub pending: Vec<(usize, ObjId)>,
     /// A task yielded fairly (`sim::yield_now`): only fair schedules were open to this run.
     pub yielded_fairly: bool,
-    /// The run set a timer (`sim::time`): reductions do not see time's dependencies.
+    /// The run has dependencies no reduction sees (a crash or fault budget): it is searched
+    /// without reduction.
     pub used_time: bool,
+    /// The run set a timer (`sim::time`): a search by trace sees time's dependencies (a step
+    /// that reads the time or changes the timers accesses one object, a clock jump depends on
+    /// every step), one by value does not (see `Explorer::adapt_to`).
+    pub set_timers: bool,
     /// The run's trace, when `RunConfig::trace` asked for one.
     pub trace: Option<Trace>,
 }

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use super::Execution;
 use crate::digest::mix;
-use crate::rt::op::Op;
+use crate::rt::op::{ObjState, Op};
 use crate::rt::task::TaskState;
-use crate::vocab::TaskId;
+use crate::vocab::{AccessKind, ObjId, TaskId};
 
 /// A pending timer: its deadline, then the order it was set in.
 pub(crate) type TimerKey = (Duration, u64);
@@ -28,6 +28,12 @@ pub(crate) struct Clock {
     task: Option<TaskId>,
     /// The run paused its clock (`sim::time::pause`): no jumps while tasks can run.
     paused: bool,
+    /// The object that stands for the time and the timers in the reduction's view (made at
+    /// first use): a step that reads the time reads it, one that sets, cancels or fires a
+    /// timer writes it.
+    object: Option<ObjId>,
+    /// The run set a timer.
+    set_timers: bool,
 }
 
 impl Clock {
@@ -118,10 +124,60 @@ impl Clock {
 }
 
 impl Execution {
+    /// The current step accesses the time and timers (see `Clock::object`).
+    fn access_time(&mut self, kind: AccessKind) {
+        let obj = match self.clock.object {
+            Some(obj) => obj,
+            None => {
+                let obj = self.add_object("timers".into(), ObjState::Node);
+                self.clock.object = Some(obj);
+                obj
+            }
+        };
+        self.access(obj, kind);
+    }
+
+    /// The run's virtual time, read by the current step.
+    pub(crate) fn read_time(&mut self) -> Duration {
+        self.access_time(AccessKind::Read);
+        self.clock.now()
+    }
+
     /// Registers a timer at `deadline` (virtual) that wakes `waker`; returns its key.
     pub(crate) fn add_timer(&mut self, deadline: std::time::Duration, waker: Waker) -> TimerKey {
-        self.used_time = true;
+        self.access_time(AccessKind::Write);
+        self.clock.set_timers = true;
         self.clock.add_timer(deadline, waker)
+    }
+
+    /// Whether the timer `key` is still waiting to fire.
+    pub(crate) fn timer_pending(&mut self, key: TimerKey) -> bool {
+        self.access_time(AccessKind::Read);
+        self.clock.timer_pending(key)
+    }
+
+    /// Cancels the timer `key` (its future dropped, or found elapsed).
+    pub(crate) fn cancel_timer(&mut self, key: TimerKey) {
+        self.access_time(AccessKind::Write);
+        self.clock.cancel_timer(key);
+    }
+
+    /// Replaces the waker of the pending timer `key`.
+    pub(crate) fn update_timer(&mut self, key: TimerKey, waker: &Waker) {
+        self.access_time(AccessKind::Write);
+        self.clock.update_timer(key, waker);
+    }
+
+    /// Pauses the clock (`sim::time::pause`) or resumes it: whether it may jump changes.
+    pub(crate) fn pause_clock(&mut self, paused: bool) {
+        self.access_time(AccessKind::Write);
+        self.clock.set_paused(paused);
+    }
+
+    /// Whether the run set a timer: a search whose states are identified by value (whose
+    /// fingerprint of the clock leaves out whom each timer wakes) then runs without reduction.
+    pub(crate) fn set_timers(&self) -> bool {
+        self.clock.set_timers
     }
 
     /// No task can move: time jumps to the next deadline and every timer due then fires (their
@@ -131,6 +187,8 @@ impl Execution {
         let Some((deadline, due)) = self.clock.advance() else {
             return false;
         };
+        // Between steps (no task can move), the step that left them so is charged with it.
+        self.access_time(AccessKind::Write);
         self.recorder.time_advanced(self.steps, deadline, due.len());
         for (_, waker) in due {
             waker.wake();
@@ -139,8 +197,12 @@ impl Execution {
     }
 
     /// The clock task's step: virtual time jumps to the next deadline and its timers fire,
-    /// while other tasks could still have run first.
+    /// while other tasks could still have run first. Whether it may is a matter of every other
+    /// task (one of them must be able to run), so the step depends on every other step: a
+    /// sleep set never carries it, nor anything past it.
     pub(crate) fn jump_clock(&mut self) {
+        self.access_time(AccessKind::Write);
+        self.access(ObjId::EVERYTHING, AccessKind::Write);
         self.clock.spend_jump();
         self.advance_time();
     }

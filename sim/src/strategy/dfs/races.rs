@@ -35,7 +35,7 @@ impl<'a> HappensBefore<'a> {
             if let Some(l) = last_of[p].or_else(|| spawned_before(run, p, i)) {
                 row.copy_from_slice(&done[l * tasks..(l + 1) * tasks]);
             }
-            for access in run.accesses.step(i) {
+            for access in step_accesses(run, i) {
                 let obj = access.obj.0;
                 if by_object.len() <= obj {
                     by_object.resize_with(obj + 1, Vec::new);
@@ -50,7 +50,7 @@ impl<'a> HappensBefore<'a> {
                     }
                 }
             }
-            for access in run.accesses.step(i) {
+            for access in step_accesses(run, i) {
                 by_object[access.obj.0].push((i, access.kind));
             }
             row[p] += 1;
@@ -144,7 +144,7 @@ impl RaceScan<'_> {
     /// previous step is `prev`) and do not happen before it; records step `i`'s accesses.
     fn races_of(&mut self, i: usize, p: usize, prev: Option<usize>) -> Vec<usize> {
         let mut races: Vec<usize> = Vec::new();
-        for access in self.run.accesses.step(i) {
+        for access in step_accesses(self.run, i) {
             let obj = access.obj.0;
             if self.by_object.len() <= obj {
                 self.by_object.resize_with(obj + 1, Vec::new);
@@ -160,7 +160,7 @@ impl RaceScan<'_> {
                     .map(|(j, _)| *j),
             );
         }
-        for access in self.run.accesses.step(i) {
+        for access in step_accesses(self.run, i) {
             self.by_object[access.obj.0].push((i, access.kind));
         }
         races.sort_unstable();
@@ -326,4 +326,13 @@ impl Dfs {
             self.stack[at].backtrack.insert(t);
         }
     }
+}
+
+/// Step `i`'s accesses of objects (a clock jump's `ObjId::EVERYTHING` left out: partial-order
+/// reduction is not offered on a run that sets timers, see `Explorer::adapt_to`).
+fn step_accesses(run: &RunResult, i: usize) -> impl Iterator<Item = &crate::vocab::Access> {
+    run.accesses
+        .step(i)
+        .iter()
+        .filter(|a| a.obj != crate::vocab::ObjId::EVERYTHING)
 }
