@@ -4,7 +4,8 @@
 //! search by trace sees time's dependencies (every step that reads the time or changes the
 //! timers accesses one object; a clock jump depends on every step), so these are reduced; DFS
 //! with that reduction must reach exactly the outcomes plain DFS reaches (what each task read,
-//! the clock included, and the final values) on every program whose plain search finishes.
+//! the clock included, and the final values) on every program whose plain search finishes;
+//! within 0 and 1 preemptions, every outcome plain DFS within the bound reaches.
 //! `BRAID_TIME_PROGRAMS` sets how many (from seed 1; default 120).
 
 #[path = "support/reach.rs"]
@@ -129,9 +130,17 @@ async fn run(program: Arc<Program>) -> Outcome {
 }
 
 fn search(program: &Arc<Program>, reduction: Reduction) -> Reached<Outcome> {
+    search_within(program, None, reduction)
+}
+
+fn search_within(
+    program: &Arc<Program>,
+    preemption_bound: Option<usize>,
+    reduction: Reduction,
+) -> Reached<Outcome> {
     let p = program.clone();
     let strategy = Strategy::Dfs {
-        preemption_bound: None,
+        preemption_bound,
         reduction,
     };
     reach(
@@ -161,6 +170,28 @@ fn reduced_dfs_with_timers_reaches_what_plain_dfs_reaches() {
         }
         plain_runs += plain.runs;
         reduced_runs += reduced.runs;
+        // Within a bound (the default plan's first levels; a clock jump counts as a
+        // preemption): everything plain DFS reaches, and nothing no schedule reaches. (A reduced
+        // bounded search may reach more than the plain one within the same bound: it counts
+        // preemptions along the path it took to a state.)
+        for bound in [0, 1] {
+            let plain_within = search_within(&program, Some(bound), Reduction::None);
+            let reduced_within = search_within(&program, Some(bound), Reduction::VisitedStates);
+            let missed: Vec<_> = plain_within
+                .outcomes
+                .difference(&reduced_within.outcomes)
+                .collect();
+            let unreal: Vec<_> = reduced_within
+                .outcomes
+                .difference(&plain.outcomes)
+                .collect();
+            if !missed.is_empty() || !unreal.is_empty() || !reduced_within.finished {
+                mismatches.push(format!(
+                    "seed {seed}, bound {bound}: missed {missed:?}, unreal {unreal:?}, finished {}",
+                    reduced_within.finished
+                ));
+            }
+        }
     }
     eprintln!(
         "time: {compared} programs compared, {reduced_runs} reduced runs against {plain_runs} plain"
