@@ -36,6 +36,13 @@ impl<T> Mutex<T> {
     }
 }
 
+impl<T: Default> Default for Mutex<T> {
+    /// A mutex holding `T::default()`, as std's.
+    fn default() -> Self {
+        Mutex::new(T::default())
+    }
+}
+
 /// Why `try_lock` did not take the lock.
 #[derive(Debug, PartialEq, Eq)]
 pub enum TryLockError {

@@ -12,8 +12,10 @@
 //!
 //! One source, `src/broker/`, is compiled twice; only the imports differ:
 //!
-//! - [`real`]: `rt` is `::tokio`, `atomic` is `std::sync::atomic` (what the broker ships with).
-//! - [`sim`]: `rt` is `braid::tokio`, `atomic` is `braid::std::sync::atomic`, so every lock,
+//! - [`real`]: `rt` is `::tokio`, `atomic` is `std::sync::atomic`, `Mutex` std's (what the
+//!   broker ships with).
+//! - [`sim`]: `rt` is `braid::tokio`, `atomic` is `braid::std::sync::atomic`, `Mutex` is
+//!   `braid::std::sync::Mutex` (the in-memory store's lock), so every lock,
 //!   channel operation, notify and atomic access is a braid scheduling point, and every socket
 //!   and file operation one on braid's simulated network and disks.
 //!

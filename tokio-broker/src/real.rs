@@ -1,6 +1,7 @@
 //! The broker under real tokio.
 
 pub use std::sync::atomic;
+pub use std::sync::Mutex;
 pub use tokio as rt;
 
 /// A storage call's round trip in the in-memory store (a real store awaits its database).

@@ -94,11 +94,16 @@ fn bound_first_holds_under_the_budget_that_finds_the_residual_race() {
     );
 }
 
-/// A bounded proof, and what it is worth. The test body shares plain state (c's log, the
-/// store), so DFS runs without reduction, and an unbounded search does not finish (22 million
-/// runs in 10 minutes did not finish the 2-preemption bound). Within one preemption it does
-/// (950,412 runs, about 27 s in release): bound-first holds for every such schedule and the
-/// same search finds the bind race. It says nothing about the residual race, which needs more
+/// A bounded proof, and what it is worth. The store's lock is braid's under braid (every access
+/// to what it guards is seen) and c's log, the test's oracle, is written before and read after
+/// the broker's channel operations that order it; timers are reduced too, so DFS runs with the
+/// reduction. Even so an unbounded search does not finish: 3,000,000 runs did not finish the
+/// 1-preemption level (`BRAID_STRATEGY=dfs BRAID_RUNS=3000000`, 78 s). What multiplies it is
+/// the serve loop's `select!`, whose starting branch is drawn anew at every poll (a `choose`
+/// a state by trace keeps), ready branches or not. Within one preemption it does finish
+/// (2,042,060 runs, about 50 s in release; 950,412 in 27 s before the store's lock was a step
+/// and timers were reduced): bound-first holds for every such schedule and the same search
+/// finds the bind race. It says nothing about the residual race, which needs more
 /// preemptions: unbound-behind holds within one too (asserted, so that a change in what this
 /// bound reaches is noticed). `cargo test --release -p tokio-broker --test braid_races --
 /// --ignored`.

@@ -112,6 +112,13 @@ pub struct MutexGuard<'a, T> {
     report: fn(ObjId, &T),
 }
 
+/// As std's guard: the value it guards (reading it through the guard is not a step).
+impl<T: std::fmt::Debug> std::fmt::Debug for MutexGuard<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.data, f)
+    }
+}
+
 impl<T> Deref for MutexGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {

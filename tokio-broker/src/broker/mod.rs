@@ -23,6 +23,9 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// The broker's own synchronous locks (see `sim::Mutex`); c's log, the test's oracle, keeps
+/// std's.
+use super::Mutex as BrokerMutex;
 use super::{atomic, round_trip, rt};
 use rt::sync::mpsc;
 use rt::sync::{Notify, RwLock};

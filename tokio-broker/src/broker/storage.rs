@@ -2,10 +2,8 @@
 //! acknowledged), persisted so a restarted broker re-sends them. Every call is a database
 //! round trip, so an await point.
 
+use super::{round_trip, BrokerMutex as Mutex, Msg};
 use std::future::Future;
-use std::sync::Mutex;
-
-use super::{round_trip, Msg};
 
 /// What the client handler needs from the broker's storage.
 pub trait SessionStore: Send + Sync + 'static {
