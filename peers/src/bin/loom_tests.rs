@@ -2,7 +2,8 @@
 //! ported to braid in `tests/loom_ports.rs` (issue 30, item 2), timed: loom's original model
 //! (copied here from the registry file, run by `loom::model` as loom's test does) against
 //! braid's port (the same body `tests/loom_ports.rs` proves, searched by unbounded DFS with the
-//! default reduction, visited states). Counted: loom's executions (a counter bumped in the
+//! default reduction, visited states, and no run budget: the proof a user asks for with
+//! `strategy = "dfs"`, without the deepening levels a budget brings). Counted: loom's executions (a counter bumped in the
 //! model closure) and braid's schedules (the `runs` of `Outcome::Holds`). Wall seconds, one
 //! thread each. A test that is `#[should_panic]` in loom shows the executions until its
 //! failure. Of `atomic_int.rs`'s ten integer widths the `usize` module is timed (the others
@@ -88,7 +89,6 @@ where
             preemption_bound: None,
             reduction: Reduction::VisitedStates,
         })
-        .runs(u64::MAX / 2)
         .run();
     let secs = start.elapsed().as_secs_f64();
     match report.outcome {
@@ -110,7 +110,19 @@ where
     }
 }
 
+/// Seconds on each side over the rows where both prove, and where both fail (braid's failures
+/// include shrinking the schedule and writing its replay file and trace), for the total lines.
+static PROVED: std::sync::Mutex<(f64, f64, usize)> = std::sync::Mutex::new((0.0, 0.0, 0));
+static FAILED: std::sync::Mutex<(f64, f64, usize)> = std::sync::Mutex::new((0.0, 0.0, 0));
+
 fn row(name: &str, loom: Timed, braid: Timed) {
+    if loom.failed == braid.failed {
+        let mut t = match braid.failed {
+            true => FAILED.lock().unwrap(),
+            false => PROVED.lock().unwrap(),
+        };
+        *t = (t.0 + loom.secs, t.1 + braid.secs, t.2 + 1);
+    }
     let braid_count = if braid.failed {
         "fails".to_string()
     } else {
@@ -721,4 +733,8 @@ fn main() {
     let s = braid_seen.clone();
     let braid_side = braid_port(move || bodies::test_seq_cst(s.clone()));
     row("test_seq_cst (loom: PB 1)", loom_side, braid_side);
+    for (what, totals) in [("prove", &PROVED), ("fail", &FAILED)] {
+        let (loom_secs, braid_secs, rows) = *totals.lock().unwrap();
+        println!("| total, the {rows} tests both {what} | | {loom_secs:.4} | | {braid_secs:.4} |");
+    }
 }
