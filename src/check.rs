@@ -285,7 +285,14 @@ impl Check {
     }
 
     fn run_with(&self, settings: &Settings, info: &TestInfo) -> Report {
-        let model = &self.model;
+        let seen;
+        let model = match settings.state_seen {
+            true => {
+                seen = self.model.clone().with_seen_state();
+                &seen
+            }
+            false => &self.model,
+        };
         if let Some(file) = &settings.replay {
             match regressions::replay_requested(model, info, file) {
                 regressions::Requested::Other(note) => eprintln!("braid: {note}"),

@@ -27,6 +27,10 @@ pub(crate) struct Settings {
     pub shard: Option<Shard>,
     /// Audit a reduced search on a sample of what it pruned (`crate::audit`).
     pub audit: bool,
+    /// The user says every state the tests' tasks share goes through braid
+    /// (`BRAID_STATE_SEEN=1`, `braid test --state-seen`): a test declared to share plain state,
+    /// every `#[tokio::test]` through the drop-in among them, is searched with reduction.
+    pub state_seen: bool,
 }
 
 impl Default for Settings {
@@ -43,6 +47,7 @@ impl Default for Settings {
             report_dir: None,
             shard: None,
             audit: true,
+            state_seen: false,
         }
     }
 }
@@ -69,6 +74,14 @@ impl Settings {
         }
         if let Some(shard) = var("BRAID_SHARD", "i/n with 1 <= i <= n", Shard::parse) {
             self.shard = Some(shard);
+        }
+        let yes_or_no = |v: &str| match v {
+            "1" | "true" | "yes" => Some(true),
+            "0" | "false" | "no" => Some(false),
+            _ => None,
+        };
+        if let Some(seen) = var("BRAID_STATE_SEEN", "1 or 0 (true or false)", yes_or_no) {
+            self.state_seen = seen;
         }
         self
     }

@@ -48,6 +48,13 @@ impl TestModel {
         self
     }
 
+    /// Undoes `with_plain_state`: the user says every shared state goes through braid
+    /// (`BRAID_STATE_SEEN`).
+    pub(crate) fn with_seen_state(mut self) -> Self {
+        self.plain_state = false;
+        self
+    }
+
     pub(crate) fn with_crashes(mut self, crashes: usize) -> Self {
         self.crashes = crashes;
         self

@@ -356,6 +356,12 @@ pub struct TestArgs {
     /// stdout, for `braid merge` (with `--shard`; the table goes to stderr).
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Every state the tests' tasks share goes through braid (tokio's types through the
+    /// drop-in, std's locks and atomics through a `cfg(madsim)` alias of `braid::std::sync`):
+    /// search `#[tokio::test]`s with reduction (`BRAID_STATE_SEEN=1`). A sample of what it
+    /// prunes is audited, and a test found to share state braid does not see is reported.
+    #[arg(long)]
+    pub state_seen: bool,
     /// `cargo test`'s own arguments, after `--`: `-p PACKAGE`, `--test NAME`, a filter, and
     /// after a second `--` the test binary's (`--exact`, `--nocapture`, `--skip`).
     #[arg(last = true, value_name = "CARGO TEST ARGS")]

@@ -68,6 +68,9 @@ pub fn test(args: &TestArgs) -> Result<Exit> {
     if let Some(shard) = args.shard {
         cargo.env("BRAID_SHARD", format!("{}/{}", shard.index, shard.count));
     }
+    if args.state_seen {
+        cargo.env("BRAID_STATE_SEEN", "1");
+    }
     eprintln!(
         "braid test: cargo test{}{} with --cfg madsim, built in {}",
         if args.cargo_args.is_empty() { "" } else { " " },
