@@ -56,7 +56,8 @@ pub(crate) struct Symmetry {
     ids: Vec<usize>,
     /// The task of each member, once spawned.
     tasks: Vec<Option<usize>>,
-    /// `perms[k][j]`: which member takes member `j`'s role in lane `k` (lane 0: the identity).
+    /// `perms[k][j]`: which member takes member `j`'s role in lane `k` (lane 0: the identity;
+    /// none at all without members).
     perms: Vec<Vec<usize>>,
     /// Off once the run did something the renaming cannot follow.
     off: bool,
@@ -67,7 +68,9 @@ impl Symmetry {
     pub(crate) fn new(ids: Vec<usize>) -> Self {
         let n = ids.len();
         let perms = match n {
-            0 | 1 => vec![(0..n).collect()],
+            // No member: the identity alone, kept as no table at all (`lanes` counts it).
+            0 => Vec::new(),
+            1 => vec![vec![0]],
             n if n <= FULL_GROUP => permutations(n),
             n => (0..n)
                 .map(|r| (0..n).map(|j| (j + r) % n).collect())
@@ -83,7 +86,7 @@ impl Symmetry {
 
     /// How many digests each value is kept under.
     pub(crate) fn lanes(&self) -> usize {
-        self.perms.len()
+        self.perms.len().max(1)
     }
 
     /// Whether lanes beyond the identity are still kept.
@@ -155,7 +158,7 @@ impl Symmetry {
     /// The lanes a fingerprint is taken over: every lane while usable, else the identity.
     pub(crate) fn fingerprint_lanes(&self) -> usize {
         match self.usable() {
-            true => self.perms.len(),
+            true => self.lanes(),
             false => 1,
         }
     }

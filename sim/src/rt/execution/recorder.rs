@@ -27,7 +27,9 @@ pub(crate) struct Recorder {
     digest: Digest,
     /// Per lane of the symmetry (`rt::symmetry`), per task, a hash of the events it emitted, in
     /// order: equal for equivalent schedules (slot 0 is the setup's, task i's is slot i + 1).
-    task_events: Vec<Vec<u64>>,
+    /// The identity's lane apart, so that a run without symmetry allocates no table of lanes.
+    task_events: Vec<u64>,
+    other_lanes: Vec<Vec<u64>>,
     trace: Option<Trace>,
 }
 
@@ -40,7 +42,8 @@ impl Recorder {
             preempted_steps: Vec::with_capacity(64),
             interventions: Vec::new(),
             digest: Digest::default(),
-            task_events: (0..lanes).map(|_| Vec::with_capacity(8)).collect(),
+            task_events: Vec::with_capacity(8),
+            other_lanes: (1..lanes).map(|_| Vec::with_capacity(8)).collect(),
             trace: trace.then(Trace::default),
         }
     }
@@ -92,12 +95,19 @@ impl Recorder {
     /// event sequence, in each of the symmetry's lanes (the run's digest takes the identity's).
     pub(crate) fn event(&mut self, task: Option<TaskId>, sym: &Symmetry, hash: impl Fn() -> u64) {
         let slot = task.map_or(0, |t| t.0 + 1);
-        let (digest, lanes) = (&mut self.digest, &mut self.task_events);
+        let (digest, identity, others) = (
+            &mut self.digest,
+            &mut self.task_events,
+            &mut self.other_lanes,
+        );
         sym.each_lane(hash, |k, hash| {
             if k == 0 {
                 digest.write_u64(hash);
             }
-            let events = &mut lanes[k];
+            let events = match k {
+                0 => &mut *identity,
+                k => &mut others[k - 1],
+            };
             if events.len() <= slot {
                 events.resize(slot + 1, 0);
             }
@@ -110,7 +120,10 @@ impl Recorder {
 
     /// Lane `k`'s event hashes, by slot.
     pub(crate) fn task_events(&self, k: usize) -> &[u64] {
-        &self.task_events[k]
+        match k {
+            0 => &self.task_events,
+            k => &self.other_lanes[k - 1],
+        }
     }
 
     /// A hash of every task's event sequence: schedules that differ only in the order of
@@ -120,7 +133,7 @@ impl Recorder {
     /// symmetry holds, the smallest over its renamings: one end state per orbit.
     pub(crate) fn end_state(&self, tasks: &[Task], sym: &Symmetry) -> u64 {
         let lane = |k: usize| {
-            let events = &self.task_events[k];
+            let events = self.task_events(k);
             let setup = events.first().copied().unwrap_or(0);
             let tasks = (0..tasks.len()).map(|i| {
                 let events = events.get(i + 1).copied().unwrap_or(0);
