@@ -201,7 +201,7 @@ impl Execution {
     /// task (one of them must be able to run), so the step depends on every other step: a
     /// sleep set never carries it, nor anything past it.
     pub(crate) fn jump_clock(&mut self) {
-        self.access_time(AccessKind::Write);
+        // The timers' write is `advance_time`'s.
         self.access(ObjId::EVERYTHING, AccessKind::Write);
         self.clock.spend_jump();
         self.advance_time();
