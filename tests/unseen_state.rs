@@ -12,22 +12,27 @@ use braid::std::sync::atomic::AtomicUsize;
 use braid::{Outcome, Strategy};
 
 /// `a` stores to one braid atomic, then sets a std flag; `b` stores to another, then reads the
-/// flag. The test asserts that `b` saw it: false in every schedule where `b` goes first.
+/// flag: what `b` read, false in every schedule where `b` goes first.
+async fn race_for_the_flag() -> bool {
+    let flag = Arc::new(AtomicBool::new(false));
+    let (x, y) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let f = flag.clone();
+    let a = braid::spawn(async move {
+        x.store(1, SeqCst);
+        f.store(true, SeqCst);
+    });
+    let b = braid::spawn(async move {
+        y.store(1, SeqCst);
+        flag.load(SeqCst)
+    });
+    a.await.unwrap();
+    b.await.unwrap()
+}
+
+/// The race, with the test asserting that `b` saw the flag.
 fn unseen_flag() -> braid::Check {
     braid::check(|| async {
-        let flag = Arc::new(AtomicBool::new(false));
-        let (x, y) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let f = flag.clone();
-        let a = braid::spawn(async move {
-            x.store(1, SeqCst);
-            f.store(true, SeqCst);
-        });
-        let b = braid::spawn(async move {
-            y.store(1, SeqCst);
-            flag.load(SeqCst)
-        });
-        a.await.unwrap();
-        assert!(b.await.unwrap(), "b read the flag before a set it");
+        assert!(race_for_the_flag().await, "b read the flag before a set it");
     })
     .name("unseen_flag")
     .strategy(Strategy::dfs(None))
@@ -121,25 +126,12 @@ fn a_test_whose_shared_state_braid_sees_passes_the_audit() {
 
 #[test]
 fn an_outcome_only_the_audit_reaches_sends_the_test_back_to_plain_search() {
-    // No assertion fails: `b` only logs what it read. The reduced search logs `true` alone;
-    // the audit reaches the end state where `b` logged `false`, so the test is searched again
-    // without reduction, and its pass says so.
+    // No assertion fails: the test only logs what `b` read. The reduced search logs `true`
+    // alone; the audit reaches the end state where `false` was logged, so the test is searched
+    // again without reduction, and its pass says so.
     let report = braid::check(|| async {
         let log = braid::Log::new([braid::always("anything", |_: &[bool]| true)]);
-        let flag = Arc::new(AtomicBool::new(false));
-        let (x, y) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let f = flag.clone();
-        let a = braid::spawn(async move {
-            x.store(1, SeqCst);
-            f.store(true, SeqCst);
-        });
-        let l = log.clone();
-        let b = braid::spawn(async move {
-            y.store(1, SeqCst);
-            l.push(flag.load(SeqCst));
-        });
-        a.await.unwrap();
-        b.await.unwrap();
+        log.push(race_for_the_flag().await);
     })
     .name("unseen_flag_logged")
     .strategy(Strategy::dfs(None))
