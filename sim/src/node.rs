@@ -42,7 +42,7 @@ where
     let crash = crate::spawn(crash_name, async move {
         loop {
             with_exec(|ex| ex.crash_node(node));
-            // The killed tasks' futures are dropped (by the runtime) before anything else
+            // The killed tasks' futures are dropped (by the driver) before anything else
             // happens: still within this step.
             VictimsGone.await;
             // What else the crash does (connections reset, unsynced writes decided), within
@@ -84,8 +84,8 @@ fn boot(node: usize, init: &Init, name: &str) {
     with_exec(|ex| ex.join_node(task, node));
 }
 
-/// Ready once every task a crash killed has had its future dropped; until then, hands the
-/// runtime back without giving up the baton.
+/// Ready once every task a crash killed has had its future dropped; until then, returns to the
+/// driver (which drops them) without giving up the baton.
 struct VictimsGone;
 
 impl Future for VictimsGone {

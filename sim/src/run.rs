@@ -1,10 +1,7 @@
 //! Runs one schedule: a fresh madsim runtime, the model's tasks, the baton, and the verdict.
 
 use std::cell::RefCell;
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll};
 
 use crate::model::Model;
 use crate::rt::execution::{End, Execution, Setup};
@@ -131,7 +128,8 @@ pub fn run_once(
 }
 
 /// How many runs one madsim runtime serves before it is dropped: a runtime keeps a record of
-/// every task it ever spawned, so one runtime for a whole exploration would grow without bound.
+/// every task it ever ran (here, each run's root), so one runtime for a whole exploration
+/// would grow without bound.
 #[cfg(madsim)]
 const RUNS_PER_RUNTIME: u32 = 256;
 
@@ -139,15 +137,17 @@ const RUNS_PER_RUNTIME: u32 = 256;
 thread_local! {
     /// This thread's madsim runtime and the runs it has served. Creating and dropping a runtime
     /// (simulators, node, clock, RNG) took a tenth of a short run. Reusing one cannot change a
-    /// run: madsim decides nothing in it (only the baton holder is ever runnable, so madsim's
-    /// RNG and clock are never consulted for an outcome), and every task has completed by the
-    /// time `block_on` returns — checked, see `ModelTask`'s live count.
+    /// run: madsim decides nothing in it (it runs one task, the run's root, which drives the
+    /// model's tasks itself, so madsim's RNG and clock are never consulted for an outcome), and
+    /// every model task's body has been dropped by the time `block_on` returns — checked, see
+    /// `model_task::live_tasks`.
     static RUNTIME: RefCell<Option<(madsim::runtime::Runtime, u32)>> = const { RefCell::new(None) };
 }
 
 #[cfg(madsim)]
 fn simulate(model: &dyn Model, run: u64) {
-    // madsim's own seed does not matter: only the baton holder is ever runnable.
+    // madsim's own seed does not matter: it runs one task, this run's root, which drives the
+    // model's tasks itself.
     let (runtime, served) = RUNTIME.with(|r| r.borrow_mut().take()).unwrap_or_else(|| {
         let config = madsim::Config::default();
         (
@@ -157,11 +157,8 @@ fn simulate(model: &dyn Model, run: u64) {
     });
     runtime.block_on(async {
         let monitor = model.start();
-        with_exec(|ex| {
-            ex.decide();
-            ex.wake_handoff();
-        });
-        RunEnd.await;
+        with_exec(|ex| ex.decide());
+        rt::model_task::drive(rt::run_id());
         let quiescent = with_exec(|ex| matches!(ex.end(), Some(End::Quiescent)));
         if quiescent {
             let watched = with_exec(|ex| ex.take_watched());
@@ -173,6 +170,8 @@ fn simulate(model: &dyn Model, run: u64) {
                 with_exec(|ex| ex.fail_at_quiescence(v));
             }
         }
+        // The tasks left are dropped after the verdict, in task order, within the runtime.
+        rt::model_task::drop_left(rt::run_id());
     });
     if served + 1 < RUNS_PER_RUNTIME && rt::model_task::live_tasks() == 0 {
         RUNTIME.with(|r| *r.borrow_mut() = Some((runtime, served + 1)));
@@ -187,22 +186,4 @@ fn simulate(_model: &dyn Model, _run: u64) {
     panic!(
         "braid was built without --cfg madsim (an exported RUSTFLAGS replaces .cargo/config.toml)"
     );
-}
-
-/// Ready once the run has ended.
-struct RunEnd;
-
-impl Future for RunEnd {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        with_exec(|ex| {
-            if ex.is_over() {
-                Poll::Ready(())
-            } else {
-                ex.set_root_waker(cx.waker().clone());
-                Poll::Pending
-            }
-        })
-    }
 }

@@ -20,7 +20,6 @@ mod waits;
 
 use std::borrow::Cow;
 use std::cell::Cell;
-use std::task::Waker;
 
 use super::op::{ObjState, Object, Op};
 use super::state::ValueState;
@@ -119,7 +118,6 @@ pub(crate) struct Execution {
     /// State a library keeps per run (hosts, connections, disks), by type (see `sim::run_local`).
     run_locals: std::collections::BTreeMap<std::any::TypeId, std::rc::Rc<dyn std::any::Any>>,
     strategy: Box<dyn Scheduler>,
-    root_waker: Option<Waker>,
     /// The enabled tasks of the last decision (kept to reuse its allocation).
     enabled: Vec<TaskId>,
     /// The operation the running task asked to park on in its current slice, and the token of
@@ -130,11 +128,11 @@ pub(crate) struct Execution {
     eager_points: bool,
     /// Whether the running task has parked at a point in its current slice (eager points).
     parked_in_slice: bool,
-    /// The running task returned `Pending` to let the runtime drop a crash's victims, keeping
+    /// The running task returned `Pending` to let the driver drop a crash's victims, keeping
     /// the baton.
     reschedule: bool,
-    /// The task just granted the baton, until it is resumed: at once by the task whose slice
-    /// ended (see `ModelTask`), or through madsim by its waker.
+    /// The task just granted the baton, until the driver resumes it once the slice that made
+    /// the grant has ended (see `model_task::drive`).
     handoff: Option<TaskId>,
     clock: Clock,
     names: Names,
@@ -178,7 +176,6 @@ impl Execution {
             holders: std::collections::BTreeMap::new(),
             run_locals: std::collections::BTreeMap::new(),
             strategy,
-            root_waker: None,
             enabled: Vec::with_capacity(8),
             request: None,
             tokens: 0,
@@ -338,7 +335,7 @@ impl Execution {
         std::mem::take(&mut self.parked_in_slice)
     }
 
-    /// The running task hands the runtime back for a moment, keeping the baton (see `node`).
+    /// The running task returns to the driver for a moment, keeping the baton (see `node`).
     pub(crate) fn reschedule(&mut self) {
         self.reschedule = true;
     }
@@ -347,32 +344,18 @@ impl Execution {
         std::mem::take(&mut self.reschedule)
     }
 
-    /// `pick` holds the baton now and must be resumed. A grant made at the end of a task's
-    /// slice is taken by that task's `ModelTask`, which resumes `pick` directly; any other
-    /// goes through madsim (`wake_handoff`).
+    /// `pick` holds the baton now and must be resumed, once the slice in progress has ended.
     pub(crate) fn hand_to(&mut self, pick: TaskId) {
-        if let Some(earlier) = self.handoff.replace(pick) {
-            self.wake(earlier);
-        }
+        let earlier = self.handoff.replace(pick);
+        debug_assert!(
+            earlier.is_none_or(|e| e == pick),
+            "two tasks granted the baton in one slice: {earlier:?} and {pick:?}"
+        );
     }
 
     /// The task granted the baton and not yet resumed, taken.
     pub(crate) fn take_handoff(&mut self) -> Option<TaskId> {
         self.handoff.take()
-    }
-
-    /// Resumes the task granted the baton, if any, through madsim: its waker.
-    pub(crate) fn wake_handoff(&mut self) {
-        if let Some(pick) = self.handoff.take() {
-            self.wake(pick);
-        }
-    }
-
-    /// Wakes `task`'s madsim task (one never polled yet is in madsim's queue since its spawn).
-    pub(crate) fn wake(&self, task: TaskId) {
-        if let Some(w) = &self.tasks[task.0].waker {
-            w.wake_by_ref();
-        }
     }
 
     /// Whether a mutex is held.
@@ -404,7 +387,6 @@ impl Execution {
             base_hash: crate::digest::of(names::base_name(&unique)),
             name: unique.into(),
             state: TaskState::Parked(Op::Start),
-            waker: None,
             choice: 0,
             done: None,
             last_granted: None,
@@ -570,10 +552,6 @@ impl Execution {
                 0
             }
         }
-    }
-
-    pub(crate) fn set_root_waker(&mut self, waker: Waker) {
-        self.root_waker = Some(waker);
     }
 
     /// The running task parks on `op`; the strategy picks who runs next.

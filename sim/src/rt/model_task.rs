@@ -1,6 +1,7 @@
-//! The futures that drive model tasks: spawned by name on madsim, each runs one slice at a time
-//! (a poll, or a resume of its own stack) while it holds the baton, parks on the request its
-//! slice made, and tells the execution when it finishes or panics.
+//! What drives model tasks: each, spawned by name, runs one slice at a time (a poll, or a
+//! resume of its own stack) while it holds the baton, parks on the request its slice made, and
+//! tells the execution when it finishes or panics; its body is dropped when it ends, when its
+//! node crashes, or when the run is over.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -52,7 +53,6 @@ where
     };
     bodies::put(run, id, body);
     LIVE_TASKS.with(|n| n.set(n.get() + 1));
-    drop(madsim::task::spawn_local(ModelTask { id, run }));
     id
 }
 
@@ -68,31 +68,11 @@ where
     })
 }
 
-/// Model tasks whose future madsim has not dropped yet. Zero once a run is over and its
+/// Model tasks whose body has not been dropped yet. Zero once a run is over and its
 /// `block_on` has returned; otherwise the runtime is not reused (a stale task must never be
 /// polled in a later run).
 pub(crate) fn live_tasks() -> usize {
     LIVE_TASKS.with(Cell::get)
-}
-
-/// A model task as madsim runs it: it runs only with the baton, parks on the request its
-/// future made (or blocks on its waker when it made none), turns a panic into a violation, and
-/// tells the execution when it is done.
-///
-/// Its body (the model's future, see `bodies`) is kept apart, so that whichever task's poll
-/// ends a slice can resume the next baton holder at once: a step that moves the baton costs
-/// no round trip through madsim's queue (a tenth of a short run's time went there). madsim
-/// still runs every task (the first poll, each resume the baton cannot hand over directly,
-/// the end), and nothing it decides reaches a run: only the baton holder ever goes on.
-///
-/// It completes, dropping the model's future, as soon as the run is over. A task parked
-/// forever (a server idle at quiescence, a task in a deadlock) must not outlive its run: madsim
-/// keeps a waker of every pending task in the task's own bookkeeping, so a future that never
-/// completes is never freed, and every run would leak its parked tasks.
-struct ModelTask {
-    id: TaskId,
-    /// The run it belongs to (`rt::run_id`).
-    run: u64,
 }
 
 /// A stackless model future, polled one slice at a time in place.
@@ -138,8 +118,8 @@ mod bodies {
         TABLE.with(|t| {
             let mut t = t.borrow_mut();
             if t.0 != run {
-                // A new run. A body left by an earlier one belongs to a task madsim never
-                // dropped: it stays leaked with it, never run or dropped in another run.
+                // A new run. A body left by an earlier one (a run the engine's own panic
+                // cut short) stays leaked, never run or dropped in another run.
                 for body in t.1.drain(..).flatten() {
                     std::mem::forget(body);
                 }
@@ -162,21 +142,12 @@ mod bodies {
             }
         })
     }
-
-    /// Whether task `id`'s body is idle (neither running nor ended).
-    pub(super) fn has(run: u64, id: TaskId) -> bool {
-        TABLE.with(|t| {
-            let t = t.borrow();
-            t.0 == run && t.1.get(id.0).is_some_and(Option::is_some)
-        })
-    }
 }
 
 /// A future polled in place.
 struct Stackless<F> {
     future: F,
-    /// The waker the model's future sees: it marks the task woken (see `TaskWake`), leaving
-    /// madsim's waker to the baton.
+    /// The waker the model's future sees: it marks the task woken (see `TaskWake`).
     waker: Waker,
 }
 
@@ -215,101 +186,89 @@ fn take_panic_message() -> String {
         .unwrap_or_else(|| "panic".to_string())
 }
 
-impl Drop for ModelTask {
-    fn drop(&mut self) {
-        LIVE_TASKS.with(|n| n.set(n.get() - 1));
-        let id = self.id;
-        super::try_with_exec(|ex| {
-            if let Some(task) = ex.tasks.get_mut(id.0) {
-                task.dropped = true;
-            }
-        });
-        // A task that has not ended is unwound here (its run is over, or its node crashed).
-        drop(bodies::take(self.run, id));
+/// Runs the model's tasks until the run is over: the baton holder's slice (a poll, or a resume
+/// of its own stack), then the next holder's, each resumed here at once. madsim's executor
+/// runs none of them: only the baton holder may go on, so its queue had nothing to decide, and
+/// a round trip through it (a spawn, a first poll, a wake and a poll per hand-over) was a
+/// fifth of a short run's time. The run still happens inside madsim's runtime (its clock and
+/// its randomness are what a task reads from std).
+pub(crate) fn drive(run: u64) {
+    let mut next = with_exec(Execution::take_handoff);
+    while let Some(runner) = next {
+        next = run_holder(run, runner);
     }
+    assert!(
+        with_exec(|ex| ex.is_over()),
+        "braid engine: no task holds the baton and the run is not over"
+    );
 }
 
-impl Future for ModelTask {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let (id, run) = (self.id, self.run);
-        let go = with_exec(|ex| {
-            if ex.is_over() || ex.tasks[id.0].state.is_finished() {
-                return None;
-            }
-            let task = &mut ex.tasks[id.0];
-            // madsim's waker resumes the task when the baton cannot (see `Execution::decide`).
-            if !task.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                task.waker = Some(cx.waker().clone());
-            }
-            Some(task.take_grant())
-        });
-        match go {
-            None => return Poll::Ready(()),
-            Some(false) => return Poll::Pending,
-            Some(true) => {}
-        }
-        let mut runner = id;
-        loop {
-            let Some(mut body) = bodies::take(run, runner) else {
-                break;
-            };
-            IN_MODEL.with(|m| m.set(true));
-            let ran = body.slice();
-            IN_MODEL.with(|m| m.set(false));
-            let ended = match ran {
-                Ran::Pending => {
-                    bodies::put(run, runner, body);
-                    None
-                }
-                _ => Some(body),
-            };
-            let next = with_exec(|ex| {
-                let next = after_slice(ex, runner, ran);
-                if ended.is_some() && runner != id {
-                    // Its own madsim task completes when next polled.
-                    ex.wake(runner);
-                }
-                next
-            });
-            // A body that ended is dropped once the execution has heard, outside its borrow (a
-            // drop may reach it), as madsim drops a completed task's future.
-            drop(ended);
-            if let Next::Again = next {
-                continue;
-            }
-            match with_exec(|ex| hand_over(ex, run)) {
-                Some(next) => runner = next,
-                None => break,
-            }
-        }
-        let ended = with_exec(|ex| ex.is_over() || ex.tasks[id.0].state.is_finished());
-        match ended || !bodies::has(run, id) {
-            true => Poll::Ready(()),
-            false => Poll::Pending,
-        }
-    }
-}
-
-/// The task the strategy granted the baton at the end of a slice, when it can be resumed
-/// right here (its body is idle and the run goes on); otherwise it is woken through madsim,
-/// and `None`.
-fn hand_over(ex: &mut Execution, run: u64) -> Option<TaskId> {
-    let next = ex.take_handoff()?;
-    if ex.is_over() {
+/// Runs `runner`, just granted the baton, slice after slice while it keeps it; then the task
+/// granted the baton next, if the run goes on.
+fn run_holder(run: u64, runner: TaskId) -> Option<TaskId> {
+    if !with_exec(|ex| !ex.is_over() && ex.tasks[runner.0].take_grant()) {
         return None;
     }
-    if bodies::has(run, next) && ex.tasks[next.0].take_grant() {
-        return Some(next);
+    loop {
+        let mut body = bodies::take(run, runner)?;
+        IN_MODEL.with(|m| m.set(true));
+        let ran = body.slice();
+        IN_MODEL.with(|m| m.set(false));
+        let ended = match ran {
+            Ran::Pending => {
+                bodies::put(run, runner, body);
+                None
+            }
+            _ => Some(body),
+        };
+        let next = with_exec(|ex| after_slice(ex, runner, ran));
+        // A body that ended is dropped once the execution has heard, outside its borrow (a
+        // drop may reach it).
+        if let Some(body) = ended {
+            drop_body(runner, body);
+        }
+        drop_victims(run);
+        match next {
+            Next::Again => continue,
+            Next::Wait | Next::Done => return with_exec(Execution::take_handoff),
+        }
     }
-    ex.wake(next);
-    None
+}
+
+/// Drops the bodies of the tasks a crash killed, in task order, within the crash's step.
+fn drop_victims(run: u64) {
+    let victims = with_exec(|ex| ex.victims_alive());
+    if victims == 0 {
+        return;
+    }
+    for id in with_exec(|ex| ex.victims()) {
+        if let Some(body) = bodies::take(run, id) {
+            drop_body(id, body);
+        }
+    }
+}
+
+/// Drops the bodies of the tasks left when the run is over (parked, or blocked for good), in
+/// task order: a stackful one is unwound on its own stack. After this no task of the run is
+/// alive.
+pub(crate) fn drop_left(run: u64) {
+    for id in 0..with_exec(|ex| ex.tasks.len()) {
+        if let Some(body) = bodies::take(run, TaskId(id)) {
+            drop_body(TaskId(id), body);
+        }
+    }
+}
+
+/// Drops a task's body (its future, and its stack's contents) and notes it gone.
+fn drop_body(id: TaskId, body: TaskBody) {
+    drop(body);
+    LIVE_TASKS.with(|n| n.set(n.get() - 1));
+    super::try_with_exec(|ex| ex.tasks[id.0].dropped = true);
 }
 
 /// What a task does after a slice of it ran.
 enum Next {
-    /// Picked again at once: it goes on without a round trip through madsim.
+    /// Picked again at once: it goes on in a new slice.
     Again,
     /// Parked or blocked: it waits for the baton.
     Wait,
@@ -333,9 +292,9 @@ fn after_slice(ex: &mut Execution, id: TaskId, ran: Ran) -> Next {
                 false => Next::Wait,
             },
             None if ex.take_reschedule() => {
-                // Hands the runtime back for a moment, keeping the baton (see `node`).
+                // It keeps the baton: resumed once a crash's victims are dropped (see `node`).
                 ex.tasks[id.0].state = TaskState::Granted;
-                ex.wake(id);
+                ex.hand_to(id);
                 Next::Wait
             }
             None => {

@@ -3,7 +3,6 @@
 //! `model_task.rs`; its scheduling points in `point.rs` and `sync_point.rs`.
 
 use std::sync::Arc;
-use std::task::Waker;
 
 use super::op::Op;
 
@@ -15,8 +14,6 @@ pub(crate) struct Task {
     /// Parked, granted, running or finished: one state, where flags would allow mixes that
     /// never happen.
     pub state: TaskState,
-    /// The madsim task's waker, from its first park on (woken by reference: it never changes).
-    pub waker: Option<Waker>,
     /// The value drawn for the task's last `choose`.
     pub choice: usize,
     /// The object its end writes, when someone may join it.
@@ -47,9 +44,9 @@ pub(crate) struct Task {
     /// It serves the run rather than the test (a network's delivery, a fault site): waiting,
     /// it never makes the run a deadlock (see `sim::task::spawn_daemon`).
     pub daemon: bool,
-    /// Its future has been dropped (madsim dropped the task). Apart from `state`: the record
-    /// outlives the future that drives it, which goes whenever the runtime drops it (after
-    /// the task finished, or was killed, or when the run ends).
+    /// Its future has been dropped. Apart from `state`: the record outlives the future that
+    /// drives it, which goes when the task finishes, when its node crashes (within the crash's
+    /// step), or when the run ends (see `model_task::drive`).
     pub dropped: bool,
     /// What its pending step does, in the words of the primitive that parked it ("lock"),
     /// for traces (see `sync_point_labeled`).
@@ -63,11 +60,11 @@ pub(crate) struct Task {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TaskState {
     /// Parked on an operation until the strategy grants it (`Op::Start` before its first step;
-    /// `Op::Blocked` while blocked on its waker, whose grant resumes its future from
-    /// `ModelTask` rather than a point inside it).
+    /// `Op::Blocked` while blocked on its waker, whose grant resumes its future from the
+    /// driver, `model_task::drive`, rather than a point inside it).
     Parked(Op),
-    /// Granted the baton: it goes on at once (from `park`), or resumed by the task whose slice
-    /// just ended (`Execution::hand_to`), or when madsim next polls it.
+    /// Granted the baton: it goes on at once (from `park`), or is resumed by the driver once
+    /// the slice in progress has ended (`Execution::hand_to`).
     Granted,
     /// Holds the baton (or held it when the run ended).
     Running,

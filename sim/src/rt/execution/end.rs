@@ -9,7 +9,7 @@ use crate::vocab::TaskId;
 use crate::Violation;
 
 impl Execution {
-    /// Ends the run. Parked tasks stay parked; the root future completes.
+    /// Ends the run. Parked tasks stay parked; the driver returns.
     pub(crate) fn finish(&mut self, end: End) {
         if self.end.is_some() {
             return;
@@ -26,17 +26,9 @@ impl Execution {
             },
         });
         self.end = Some(end);
+        // Parked tasks stay parked: the driver drops their futures once the verdict is in
+        // (see `model_task::drop_left`).
         self.current = None;
-        if let Some(w) = self.root_waker.take() {
-            w.wake();
-        }
-        // Wake every parked task so that it completes (see `ModelTask`) before the runtime
-        // goes: madsim polls them all before it returns from block_on.
-        for task in self.tasks.iter_mut().filter(|t| !t.state.is_finished()) {
-            if let Some(w) = task.waker.take() {
-                w.wake();
-            }
-        }
     }
 
     /// A quiescent run fails after all: a monitor judged its end state (see `sim::watch`).

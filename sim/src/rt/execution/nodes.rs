@@ -106,7 +106,7 @@ impl Execution {
     }
 
     /// Kills every task of `node`: each stops where it is parked, its locks are released and
-    /// its join fails; the runtime drops its future.
+    /// its join fails; the driver drops its future once this step's slice has returned.
     pub(crate) fn crash_node(&mut self, node: usize) {
         self.nodes.crashes_left -= 1;
         let mut killed = Vec::new();
@@ -121,9 +121,6 @@ impl Execution {
                 Some(Op::Blocked(_)) => self.blocked_tasks -= 1,
                 Some(Op::YieldNow) => self.fairness.left_yield(),
                 _ => {}
-            }
-            if let Some(w) = &task.waker {
-                w.wake_by_ref();
             }
             killed.push(task.name.to_string());
             if let Some(done) = task.done {
@@ -156,7 +153,12 @@ impl Execution {
         }
     }
 
-    /// The tasks the last crash killed whose futures the runtime has not dropped yet.
+    /// The tasks the last crash killed, in task order.
+    pub(crate) fn victims(&self) -> Vec<TaskId> {
+        self.nodes.victims.clone()
+    }
+
+    /// The tasks the last crash killed whose futures the driver has not dropped yet.
     pub(crate) fn victims_alive(&mut self) -> usize {
         let tasks = &self.tasks;
         self.nodes.victims.retain(|t| !tasks[t.0].dropped);
