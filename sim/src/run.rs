@@ -1,7 +1,6 @@
 //! Runs one schedule: a fresh madsim runtime, the model's tasks, the baton, and the verdict.
 
 use std::cell::RefCell;
-use std::rc::Rc;
 
 use crate::model::Model;
 use crate::rt::execution::{End, Execution, Setup};
@@ -71,13 +70,11 @@ pub fn run_once(
     rt::model_task::install_panic_hook();
     let needs = strategy.begin_run(run);
     let setup = setup(model, config, &needs);
-    let exec = Rc::new(RefCell::new(Execution::new(strategy, setup)));
-    let guard = rt::enter(exec.clone());
+    let exec = RefCell::new(Execution::new(strategy, setup));
+    let guard = rt::enter(&exec);
     simulate(model, run);
     drop(guard);
-    let mut exec = Rc::try_unwrap(exec)
-        .unwrap_or_else(|_| panic!("a model task outlived its run"))
-        .into_inner();
+    let mut exec = exec.into_inner();
     let outcome = match exec.end() {
         Some(End::Quiescent) => RunOutcome::Holds,
         Some(End::Violation(v)) => RunOutcome::Violation(v.clone()),

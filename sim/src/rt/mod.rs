@@ -15,7 +15,6 @@ pub(crate) mod sync_point;
 pub(crate) mod task;
 
 use std::cell::{Cell, RefCell};
-use std::rc::Rc;
 
 use crate::digest;
 use crate::vocab::ObjId;
@@ -23,10 +22,10 @@ use crate::vocab::ObjId;
 pub(crate) use execution::Execution;
 
 thread_local! {
-    /// The execution of the run in progress on this thread, or null. A plain pointer, not an
-    /// `Rc`: primitives reach the execution several times per step, and a thread-local with
-    /// no destructor is read without any lazy-initialisation check. `EnterGuard` holds the
-    /// `Rc` that keeps it alive for as long as the pointer is set.
+    /// The execution of the run in progress on this thread, or null. A plain pointer:
+    /// primitives reach the execution several times per step, and a thread-local with no
+    /// destructor is read without any lazy-initialisation check. `EnterGuard` borrows the
+    /// execution for as long as the pointer is set.
     static CURRENT: Cell<*const RefCell<Execution>> = const { Cell::new(std::ptr::null()) };
     /// Whether the current run keeps values (`Execution::tracks_values`), readable without
     /// borrowing the execution: primitives ask on every operation, and most runs do not.
@@ -57,8 +56,8 @@ pub(crate) fn tracks_values() -> bool {
 #[inline]
 fn current() -> Option<&'static RefCell<Execution>> {
     let exec = CURRENT.with(Cell::get);
-    // SAFETY: a non-null pointer was set by `enter` from an `Rc` that its `EnterGuard` keeps
-    // alive, and the guard clears it before dropping that `Rc`. The reference does not leave
+    // SAFETY: a non-null pointer was set by `enter` from a reference that its `EnterGuard`
+    // borrows, and the guard clears it when it drops, before that borrow ends. The reference does not leave
     // this module's helpers, each of which uses it within one call.
     unsafe { exec.as_ref() }
 }
@@ -111,22 +110,25 @@ pub(crate) fn in_run() -> bool {
     current().is_some()
 }
 
-/// Installs `exec` as this thread's current execution until the guard drops.
-pub(crate) fn enter(exec: Rc<RefCell<Execution>>) -> EnterGuard {
+/// Installs `exec` as this thread's current execution until the guard drops (the guard
+/// borrows it, so it outlives the pointer).
+pub(crate) fn enter(exec: &RefCell<Execution>) -> EnterGuard<'_> {
     TRACKS_VALUES.with(|t| t.set(exec.borrow().tracks_values()));
     KEEPS_TRACE.with(|t| t.set(exec.borrow().keeps_trace()));
     let serial = RUN_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
     RUN_ID.with(|id| id.set(serial));
-    CURRENT.with(|cur| cur.set(Rc::as_ptr(&exec)));
-    EnterGuard { _exec: exec }
+    CURRENT.with(|cur| cur.set(exec));
+    EnterGuard {
+        _exec: std::marker::PhantomData,
+    }
 }
 
-/// Keeps the current execution alive while its pointer is installed.
-pub(crate) struct EnterGuard {
-    _exec: Rc<RefCell<Execution>>,
+/// Keeps the current execution borrowed while its pointer is installed.
+pub(crate) struct EnterGuard<'a> {
+    _exec: std::marker::PhantomData<&'a RefCell<Execution>>,
 }
 
-impl Drop for EnterGuard {
+impl Drop for EnterGuard<'_> {
     fn drop(&mut self) {
         CURRENT.with(|cur| cur.set(std::ptr::null()));
         TRACKS_VALUES.with(|t| t.set(false));

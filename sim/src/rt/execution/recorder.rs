@@ -16,6 +16,14 @@ use crate::trace::{Mark, Trace, TraceLine};
 use crate::vocab::result::Recorded;
 use crate::vocab::TaskId;
 
+thread_local! {
+    /// How many decisions the last run on this thread recorded: runs of one model are alike, so
+    /// the next is sized the same (a capacity only: nothing a run does depends on it). A fixed
+    /// guess too large for a short run cost it a large allocation, and the allocator's
+    /// consolidation that comes with one, every run.
+    static LAST_DECISIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(16) };
+}
+
 pub(crate) struct Recorder {
     decisions: Vec<Recorded>,
     /// What each value drawn within a step decided, by its index among the decisions.
@@ -36,10 +44,10 @@ pub(crate) struct Recorder {
 impl Recorder {
     pub(crate) fn new(trace: bool, lanes: usize) -> Self {
         Recorder {
-            // Sized for a typical run, so that recording a step seldom reallocates.
-            decisions: Vec::with_capacity(128),
+            // Sized as the last run's, so that recording a step seldom reallocates.
+            decisions: Vec::with_capacity(LAST_DECISIONS.with(std::cell::Cell::get)),
             draw_labels: BTreeMap::new(),
-            preempted_steps: Vec::with_capacity(64),
+            preempted_steps: Vec::new(),
             interventions: Vec::new(),
             digest: Digest::default(),
             task_events: Vec::with_capacity(8),
@@ -189,6 +197,7 @@ impl Recorder {
 
     /// The schedule's decisions and the labels of the values drawn, taken at the run's end.
     pub(crate) fn take_schedule(&mut self) -> (Vec<Recorded>, BTreeMap<usize, Arc<str>>) {
+        LAST_DECISIONS.with(|n| n.set(self.decisions.len()));
         (
             std::mem::take(&mut self.decisions),
             std::mem::take(&mut self.draw_labels),
