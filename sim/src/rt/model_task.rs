@@ -252,10 +252,13 @@ fn drop_victims(run: u64) {
 /// task order: a stackful one is unwound on its own stack. After this no task of the run is
 /// alive.
 pub(crate) fn drop_left(run: u64) {
-    for id in 0..with_exec(|ex| ex.tasks.len()) {
+    // The count is read again each time: a drop may spawn (its body is dropped in turn).
+    let mut id = 0;
+    while id < with_exec(|ex| ex.tasks.len()) {
         if let Some(body) = bodies::take(run, TaskId(id)) {
             drop_body(TaskId(id), body);
         }
+        id += 1;
     }
 }
 

@@ -1,0 +1,110 @@
+//! What a run does with the tasks left when it ends: their futures are dropped after the
+//! verdict (a monitor judges the end state before any of them goes), in task order, and a task
+//! spawned by one of those drops is dropped in turn; stackless and stackful alike, whatever
+//! the schedule.
+
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+
+use sim::strategy::Random;
+use sim::sync::channel;
+use sim::{run_once, Model, Monitor, RunConfig, Violation};
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+/// Notes its name in the log when dropped; the last one spawns a task as it goes.
+struct Logged {
+    name: &'static str,
+    log: Log,
+    spawns: bool,
+}
+
+impl Drop for Logged {
+    fn drop(&mut self) {
+        self.log.lock().unwrap().push(self.name.to_string());
+        if self.spawns {
+            let late = Logged {
+                name: "late",
+                log: self.log.clone(),
+                spawns: false,
+            };
+            sim::spawn("late", async move {
+                let _late = late;
+            });
+        }
+    }
+}
+
+/// The main task starts three tasks that each hold a `Logged` and wait forever on a channel
+/// nobody sends on, yields, and returns: the run is over, the three are left.
+struct LeftBehind {
+    stackful: bool,
+    log: Log,
+}
+
+impl Model for LeftBehind {
+    fn start(&self) -> Rc<dyn Monitor> {
+        let log = self.log.clone();
+        let (tx, rx) = channel::<u32>("never", 1);
+        let rx = Rc::new(rx);
+        sim::task::spawn_main("main", async move {
+            for name in ["a", "b", "c"] {
+                let held = Logged {
+                    name,
+                    log: log.clone(),
+                    spawns: name == "c",
+                };
+                let rx = rx.clone();
+                sim::spawn(name, async move {
+                    let _held = held;
+                    rx.recv().await;
+                });
+            }
+            sim::yield_point("work").await;
+            drop(tx);
+        });
+        Rc::new(NothingDroppedYet(self.log.clone()))
+    }
+
+    fn stackful_tasks(&self) -> bool {
+        self.stackful
+    }
+}
+
+/// At quiescence, no task's future has been dropped yet.
+struct NothingDroppedYet(Log);
+
+impl Monitor for NothingDroppedYet {
+    fn at_quiescence(&self) -> Option<Violation> {
+        let dropped = self.0.lock().unwrap();
+        (!dropped.is_empty()).then(|| Violation {
+            invariant: "dropped-after-verdict".into(),
+            message: format!("dropped before the verdict: {dropped:?}"),
+            step: 0,
+        })
+    }
+}
+
+#[test]
+fn tasks_left_are_dropped_after_the_verdict_in_task_order() {
+    for stackful in [false, true] {
+        for run in 0..40 {
+            let model = LeftBehind {
+                stackful,
+                log: Log::default(),
+            };
+            let strategy = Box::new(Random::new(3));
+            let (result, _) = run_once(&model, strategy, run, &RunConfig::default());
+            assert!(
+                result.violation().is_none(),
+                "stackful {stackful}, run {run}: {:?}",
+                result.outcome
+            );
+            assert_eq!(
+                *model.log.lock().unwrap(),
+                ["a", "b", "c", "late"],
+                "stackful {stackful}, run {run}"
+            );
+        }
+    }
+}
