@@ -113,8 +113,9 @@ pub(crate) struct Execution {
     /// The run has dependencies no reduction sees (a crash or fault budget):
     /// `Explorer` then searches without reduction.
     used_time: bool,
-    /// Who holds each object a primitive said is held (see `waits.rs`), by object.
-    holders: std::collections::BTreeMap<usize, Vec<usize>>,
+    /// Who holds each object a primitive said is held (see `waits.rs`): (object, task), in
+    /// the order taken. Few at a time, so a list: a map allocated a node and a list per hold.
+    holders: Vec<(usize, usize)>,
     /// State a library keeps per run (hosts, connections, disks), by type (see `sim::run_local`).
     run_locals: std::collections::BTreeMap<std::any::TypeId, std::rc::Rc<dyn std::any::Any>>,
     strategy: Box<dyn Scheduler>,
@@ -173,7 +174,7 @@ impl Execution {
             blocked_tasks: 0,
             bound: StepBound::new(setup.max_steps),
             used_time: false,
-            holders: std::collections::BTreeMap::new(),
+            holders: Vec::new(),
             run_locals: std::collections::BTreeMap::new(),
             strategy,
             enabled: Vec::with_capacity(8),

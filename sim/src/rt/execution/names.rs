@@ -1,7 +1,7 @@
 //! The names a run hands out: each task's unique name (its identity in replay files), and the
 //! numbers of unnamed objects (`mutex#3`).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use crate::rt::task::Task;
 
@@ -11,8 +11,9 @@ pub(crate) struct Names {
     /// cheaper than the set), and per name the last `#n` suffix given to a namesake.
     taken: Option<HashSet<String>>,
     namesakes: HashMap<String, usize>,
-    /// Per kind of object, the last number given to an unnamed one.
-    auto: BTreeMap<&'static str, usize>,
+    /// Per kind of object, the last number given to an unnamed one (a run has a few kinds: a
+    /// list, where a map allocated a node in every run).
+    auto: Vec<(&'static str, usize)>,
 }
 
 impl Names {
@@ -53,7 +54,13 @@ impl Names {
 
     /// A name for an unnamed object of this kind: `mutex#1`, `mutex#2`, ...
     pub(crate) fn auto_name(&mut self, kind: &'static str) -> String {
-        let n = self.auto.entry(kind).or_insert(0);
+        let n = match self.auto.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => n,
+            None => {
+                self.auto.push((kind, 0));
+                &mut self.auto.last_mut().expect("just pushed").1
+            }
+        };
         *n += 1;
         format!("{kind}#{n}")
     }

@@ -30,17 +30,16 @@ impl Execution {
 
     /// The running task now holds `obj` (a lock, a permit).
     pub(crate) fn hold(&mut self, obj: ObjId, task: usize) {
-        self.holders.entry(obj.0).or_default().push(task);
+        self.holders.push((obj.0, task));
     }
 
     /// `task` gave `obj` back; if it is not among the holders (its guard was moved to it), the
     /// longest holder is taken to have given it.
     pub(crate) fn unhold(&mut self, obj: ObjId, task: usize) {
-        if let Some(holders) = self.holders.get_mut(&obj.0) {
-            let at = holders.iter().position(|&t| t == task).unwrap_or(0);
-            if at < holders.len() {
-                holders.remove(at);
-            }
+        let of_obj = |&(o, _): &(usize, usize)| o == obj.0;
+        let at = self.holders.iter().position(|&h| h == (obj.0, task));
+        if let Some(at) = at.or_else(|| self.holders.iter().position(of_obj)) {
+            self.holders.remove(at);
         }
     }
 
@@ -61,10 +60,9 @@ impl Execution {
             ops.push(op.describe(&self.objects[w.object.0].name));
             let held: Vec<String> = self
                 .holders
-                .get(&w.object.0)
-                .into_iter()
-                .flatten()
-                .map(|&t| self.tasks[t].name.to_string())
+                .iter()
+                .filter(|&&(o, _)| o == w.object.0)
+                .map(|&(_, t)| self.tasks[t].name.to_string())
                 .collect();
             // A state may name its holders itself ("{holders} has not finished").
             states.push(match (held.is_empty(), w.state.contains("{holders}")) {
