@@ -1,7 +1,7 @@
-//! What a run does with the tasks left when it ends: their futures are dropped after the
-//! verdict (a monitor judges the end state before any of them goes), in task order, and a task
-//! spawned by one of those drops is dropped in turn; stackless and stackful alike, whatever
-//! the schedule.
+//! When the driver drops a task's future. The tasks left when a run ends go after the verdict
+//! (a monitor judges the end state before any of them goes), in task order, and a task spawned
+//! by one of those drops goes in turn; stackless and stackful alike, whatever the schedule. A
+//! crash's victims go within the crash's step, in task order, before the node boots again.
 
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
@@ -107,4 +107,92 @@ fn tasks_left_are_dropped_after_the_verdict_in_task_order() {
             );
         }
     }
+}
+
+/// A node whose init holds a `Logged` and starts two tasks that hold one each, all waiting for
+/// good; the main task yields while the node may crash once.
+struct CrashingNode {
+    log: Log,
+}
+
+impl Model for CrashingNode {
+    fn start(&self) -> Rc<dyn Monitor> {
+        let log = self.log.clone();
+        let (tx, rx) = channel::<u32>("never", 1);
+        let rx = Rc::new(rx);
+        sim::node::start("n", move || {
+            let (log, rx) = (log.clone(), rx.clone());
+            async move {
+                log.lock().unwrap().push("boot".to_string());
+                let _held = logged("init", &log);
+                for name in ["a", "b"] {
+                    let held = logged(name, &log);
+                    let rx = rx.clone();
+                    sim::spawn(name, async move {
+                        let _held = held;
+                        rx.recv_idle().await;
+                    });
+                }
+                rx.recv_idle().await;
+            }
+        });
+        sim::task::spawn_main("main", async move {
+            for _ in 0..4 {
+                sim::yield_point("work").await;
+            }
+            drop(tx);
+        });
+        Rc::new(NothingDroppedYet(Log::default()))
+    }
+
+    fn crashes(&self) -> usize {
+        1
+    }
+}
+
+fn logged(name: &'static str, log: &Log) -> Logged {
+    Logged {
+        name,
+        log: log.clone(),
+        spawns: false,
+    }
+}
+
+#[test]
+fn a_crash_drops_its_victims_in_task_order_before_the_node_boots_again() {
+    let mut crashes_with_two_victims = 0;
+    for run in 0..200 {
+        let model = CrashingNode {
+            log: Log::default(),
+        };
+        let (result, _) = run_once(&model, Box::new(Random::new(5)), run, &RunConfig::default());
+        assert!(
+            result.violation().is_none(),
+            "run {run}: {:?}",
+            result.outcome
+        );
+        let log = model.log.lock().unwrap().clone();
+        let Some(reboot) = log.iter().skip(1).position(|e| e == "boot") else {
+            continue;
+        };
+        // Between the two boots: what the crash dropped, within its step.
+        let victims = &log[1..=reboot];
+        let order = ["init", "a", "b"];
+        let expected: Vec<_> = order
+            .iter()
+            .filter(|n| victims.contains(&n.to_string()))
+            .collect();
+        assert_eq!(
+            victims.iter().collect::<Vec<_>>(),
+            expected,
+            "run {run}: the victims' drops, in task order: {log:?}"
+        );
+        if victims.len() >= 2 {
+            crashes_with_two_victims += 1;
+        }
+    }
+    assert!(
+        crashes_with_two_victims >= 10,
+        "only {crashes_with_two_victims} of 200 runs crashed the node with two tasks or more"
+    );
 }
