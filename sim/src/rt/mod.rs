@@ -57,8 +57,8 @@ pub(crate) fn tracks_values() -> bool {
 fn current() -> Option<&'static RefCell<Execution>> {
     let exec = CURRENT.with(Cell::get);
     // SAFETY: a non-null pointer was set by `enter` from a reference that its `EnterGuard`
-    // borrows, and the guard clears it when it drops, before that borrow ends. The reference does not leave
-    // this module's helpers, each of which uses it within one call.
+    // borrows, and the guard clears it when it drops, before that borrow ends. The reference
+    // does not leave this module's helpers, each of which uses it within one call.
     unsafe { exec.as_ref() }
 }
 
