@@ -3,8 +3,11 @@
 //! single strategy on the buggy scenarios, with the default's ratio to the best single one.
 //!
 //! `cargo bench -- --quick` uses fewer runs; `--default-only` measures only the default plan's
-//! runs to first violation (to set a change to the plan beside a saved table); any other
-//! argument filters scenarios by name.
+//! runs to first violation (to set a change to the plan beside a saved table); `--seeds N`
+//! takes the medians over N seeds (default 20: a median of 20 moves by up to 1.5x between two
+//! orders of the same turns, so a change to the plan is judged over 100); `--budget N` caps the
+//! runs per seed (default 100,000; a strategy that misses in more than half the seeds shows
+//! `inf` either way); any other argument filters scenarios by name.
 
 use std::path::Path;
 
@@ -12,7 +15,10 @@ use sim::explore::Explorer;
 use sim::scenario::{Expected, Scenario};
 use sim::strategy::StrategyKind;
 
+/// Seeds per strategy unless `--seeds` says otherwise.
 const SEEDS: u64 = 20;
+/// Runs per seed unless `--budget` says otherwise.
+const BUDGET: u64 = 100_000;
 
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -40,9 +46,24 @@ fn main() {
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let default_only = args.iter().any(|a| a == "--default-only");
-    let filter: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let (mut quick, mut default_only) = (false, false);
+    let (mut seeds, mut budget) = (SEEDS, BUDGET);
+    let mut filter = Vec::new();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let mut number = || match rest.next().map(|n| n.parse::<u64>()) {
+            Some(Ok(n)) if n > 0 => n,
+            _ => panic!("{arg} takes a number of at least 1"),
+        };
+        match arg.as_str() {
+            "--quick" => quick = true,
+            "--default-only" => default_only = true,
+            "--seeds" => seeds = number(),
+            "--budget" => budget = number(),
+            flag if flag.starts_with("--") => {}
+            name => filter.push(name),
+        }
+    }
     let runs = if quick { 5_000 } else { 50_000 };
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let scenarios = Scenario::load_dir(&dir).expect("scenarios load");
@@ -53,7 +74,7 @@ fn main() {
     );
     for s in scenarios
         .iter()
-        .filter(|s| filter.is_empty() || filter.iter().any(|f| s.name.contains(f.as_str())))
+        .filter(|s| filter.is_empty() || filter.iter().any(|f| s.name.contains(*f)))
     {
         let model = models::registry::build(&s.model, &s.variant, &s.params).expect("model");
         for strategy in [StrategyKind::Random, StrategyKind::Pct { depth: 3 }] {
@@ -73,14 +94,14 @@ fn main() {
         }
     }
     println!();
-    println!("first violation over {SEEDS} seeds (median; budget 100000 runs per seed)");
+    println!("first violation over {seeds} seeds (median; budget {budget} runs per seed)");
     println!(
         "{:<32} {:>10} {:>14} {:>10} {:>14} {:>8}",
         "scenario", "strategy", "runs to first", "max", "ms to first", "found"
     );
     for s in scenarios
         .iter()
-        .filter(|s| filter.is_empty() || filter.iter().any(|f| s.name.contains(f.as_str())))
+        .filter(|s| filter.is_empty() || filter.iter().any(|f| s.name.contains(*f)))
     {
         let Expected::Violation(expected) = &s.expected else {
             continue;
@@ -112,12 +133,12 @@ fn main() {
             let mut runs_to = Vec::new();
             let mut time_to = Vec::new();
             let mut found = 0;
-            let seeds = if strategy.is_exhaustive() { 1 } else { SEEDS };
+            let seeds = if strategy.is_exhaustive() { 1 } else { seeds };
             for seed in 1..=seeds {
                 let summary = Explorer::new(model.as_ref())
                     .strategy(strategy)
                     .seed(seed)
-                    .runs(100_000)
+                    .runs(budget)
                     .stop_on_first(true)
                     .run()
                     .expect("explore");
