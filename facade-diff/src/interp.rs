@@ -12,7 +12,8 @@
 ///   drop of a guard, permit, channel end or connection end, and before a task's end (tokio:
 ///   the perturbation; braid: nothing, or a scheduling point at the paranoid grain);
 /// - `TICK` (a harness wait's tick), `QUIET_TICKS` (how many quiet ticks make a wait give up),
-///   `CHECK_PROGRESS` (whether a tick is quiet only if no task moved since the last one), and
+///   `fn moved(now, seen) -> bool` (whether a task moved, so that a tick is not quiet: `now` is
+///   the progress count at the tick, `seen` at the wait's start or its last tick), and
 ///   `async fn settle_wait(&Run)` (how the harness waits for every task to end);
 /// - `fn scratch_file() -> (PathBuf, Box<dyn Any + Send>)`: a path for the shared file, where
 ///   no file is yet, and what must live until the run's end for it (a temporary directory);
@@ -222,7 +223,7 @@ macro_rules! interpreter {
                     }
                     Err(_) => {
                         let now = run.progress();
-                        if run.others_quiet(me) && (!CHECK_PROGRESS || now == seen) {
+                        if run.others_quiet(me) && !moved(now, seen) {
                             quiet += 1;
                             if quiet >= QUIET_TICKS {
                                 run.set_state(me, RUNNING);

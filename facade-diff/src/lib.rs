@@ -168,7 +168,28 @@ pub mod on_braid {
     /// as under tokio a wait does not give up while another task moves on from a sleep.
     const TICK: Duration = Duration::from_millis(3);
     const QUIET_TICKS: u32 = 1;
-    const CHECK_PROGRESS: bool = true;
+
+    /// Whether a task moved at this instant before this tick's wait looked: the progress count
+    /// as the first tick to fire at this instant found it, kept for the run. Counting from the
+    /// wait's start instead (`seen`) made the later of two waits give up first, always: a sleep
+    /// begun before another task's last move never ended before a wait begun after that move,
+    /// though under tokio either may (seed 80124 of `bench_size`: a send stuck where tokio's
+    /// sleeper ended first and closed the channel). Virtual time moves only when no task can,
+    /// so every task that moved since a wait began moved before this instant, not at it.
+    fn moved(now: u64, _seen: u64) -> bool {
+        #[derive(Default)]
+        struct FirstTick(std::cell::Cell<Option<(braid::engine::time::Instant, u64)>>);
+        let first = braid::engine::fault::run_local::<FirstTick>();
+        // Reading the clock here is no scheduling point: the tick's own timer was the point.
+        let instant = braid::engine::time::Instant::now();
+        match first.0.get() {
+            Some((at, progress)) if at == instant => now != progress,
+            _ => {
+                first.0.set(Some((instant, now)));
+                false
+            }
+        }
+    }
 
     /// The harness's wait for the end: a sleep wakes only when no task can move, so it adds no
     /// interleaving (its tick differs from the waits' so that their timers rarely coincide).
