@@ -21,13 +21,14 @@
 //! a shallow bug would most likely have been found, PCT at depths 6 and 8 has half, and PCT at
 //! depths 3 and 10 an eighth each. Depth 3 is a hedge for a bug only it finds (a bug of the
 //! tokio-shaped broker over TCP, `tokio-broker/tests/braid_tcp.rs`, held out of the
-//! measurement, is found by PCT at depth 3 alone). Depth 10 took random's eighth: the bugs random
-//! finds best fall within the first `LATE_FROM` runs (no median moved on the scenarios' shallow
-//! bugs, nor on 1,000 generated programs with fair yields and 1,000 without), and on the deep
-//! bugs the late turns are for (bound-first 2x2, with and without access grain) the plan went
-//! from 2.0x and 2.15x the runs of the best single strategy to 1.7x and 2.0x over 100 seeds
-//! (`cargo bench --bench explore -- --quick --seeds 100`). The DFS has a quarter of the turns throughout (it had half: a proof now takes four
-//! times its DFS runs, not two).
+//! measurement, is found by PCT at depth 3 alone). Depth 10 took random's eighth: the bugs
+//! random finds best fall within the first `LATE_FROM` runs (no scenario's shallow median
+//! moved, and the report on 1,000 generated programs with fair yields and 1,000 without is the
+//! same line for line), and on the deep bugs the late turns are for (bound-first 2x2, with and
+//! without access grain) the plan went from 2.0x and 2.15x the runs of the best single strategy
+//! to 1.7x and 2.0x over 100 seeds (`cargo bench --bench explore -- --quick --seeds 100`). The
+//! DFS has a quarter of the turns throughout (it had half: a proof now takes four times its
+//! DFS runs, not two).
 
 use super::{
     Dfs, Pct, PickView, Random, Reduction, RunNeeds, Scheduler, SearchProgress, Stop, StrategyKind,
