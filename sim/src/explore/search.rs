@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::{ExploreError, Explorer, Found, PlanReport, Progress, Summary};
-use crate::distinct::Distinct;
+use crate::distinct::{Batch, Distinct};
 use crate::run::{run_once, RunConfig, RunOutcome, RunResult};
 use crate::strategy::{Dfs, Plan, Reduction, Scheduler, Split, StrategyKind};
 
@@ -19,6 +19,8 @@ const SPLIT_DEPTH: usize = 3;
 struct Tally {
     start: Instant,
     digests: Distinct,
+    /// The latest runs' digests, not yet in `digests`.
+    batch: Batch,
     found: BTreeMap<String, usize>,
     violations: Vec<Found>,
 }
@@ -169,6 +171,7 @@ impl Tally {
         Tally {
             start,
             digests: Distinct::new(),
+            batch: Batch::default(),
             found: BTreeMap::new(),
             violations: Vec::new(),
         }
@@ -189,7 +192,7 @@ impl Tally {
         summary.end_states.insert(result.end_state);
         summary.max_steps_seen = summary.max_steps_seen.max(result.steps);
         summary.max_tasks_seen = summary.max_tasks_seen.max(result.tasks);
-        self.digests.insert(result.digest);
+        self.batch.push(result.digest, &mut self.digests);
         let v = match &result.outcome {
             RunOutcome::Holds | RunOutcome::Pruned => return Ok(false),
             RunOutcome::Diverged(d) => return Err(ExploreError::Diverged(d.clone())),
@@ -216,7 +219,7 @@ impl Tally {
 
     /// The summary once the loop stops: the plan's phases, what the strategy pruned, the
     /// schedules and violations seen.
-    fn finish(self, mut summary: Summary, strategy: &dyn Scheduler) -> Summary {
+    fn finish(mut self, mut summary: Summary, strategy: &dyn Scheduler) -> Summary {
         if let Some(p) = strategy.progress().plan {
             let proved_bound = p.finished_bound.filter(|_| !p.complete);
             summary.exhaustive = p.complete;
@@ -233,6 +236,7 @@ impl Tally {
         summary.pruned = progress.pruned;
         summary.pruned_sample = progress.pruned_sample.to_vec();
         summary.pruned_branches = progress.pruned_branches;
+        self.batch.flush(&mut self.digests);
         summary.distinct_schedules = self.digests.count() as usize;
         summary.schedules = self.digests;
         summary.violations = self.violations;
