@@ -239,7 +239,7 @@ fn union_schedules(total: &mut ScenarioReport, digests: Option<Vec<u64>>, sketch
     };
     let mut all = mine;
     all.merge(theirs);
-    total.schedule_digests = all.digests().map(|d| d.iter().copied().collect());
+    total.schedule_digests = all.digests().map(<[u64]>::to_vec);
     total.schedule_sketch = all.sketch().cloned();
 }
 

@@ -363,7 +363,7 @@ fn shard_digests(
         .schedules
         .digests()
         .filter(|_| sharded)
-        .map(|d| d.iter().copied().collect());
+        .map(<[u64]>::to_vec);
     let sketch = summary.schedules.sketch().filter(|_| sharded).cloned();
     let end_states = sharded.then(|| summary.end_states.iter().copied().collect());
     (schedules, sketch, end_states)
