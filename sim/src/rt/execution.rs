@@ -19,7 +19,6 @@ mod recorder;
 mod waits;
 
 use std::borrow::Cow;
-use std::cell::Cell;
 
 use super::op::{ObjState, Object, Op};
 use super::state::ValueState;
@@ -52,10 +51,19 @@ pub(crate) enum End {
     Pruned,
 }
 
+/// The tables of the last run on this thread, emptied, for the next to fill: runs of one
+/// model are alike, so each table is allocated once per thread instead of once per run and
+/// grown step by step. Their capacity only: nothing a run does depends on it.
+#[derive(Default)]
+struct Spare {
+    tasks: Vec<Task>,
+    objects: Vec<Object>,
+    spawned_at: Vec<Option<usize>>,
+    enabled: Vec<TaskId>,
+}
+
 thread_local! {
-    /// How many tasks and objects the last run on this thread had (see `Execution::new`). A
-    /// capacity only: nothing a run does depends on it.
-    static LAST_RUN_SIZES: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    static SPARE: std::cell::RefCell<Spare> = std::cell::RefCell::new(Spare::default());
 }
 
 /// What a run's model and strategy ask of its execution (see `run_once`).
@@ -147,9 +155,7 @@ pub(crate) struct Execution {
 
 impl Execution {
     pub(crate) fn new(strategy: Box<dyn Scheduler>, setup: Setup) -> Self {
-        // Sized as the last run on this thread was: runs of one model are alike, so the task
-        // and object lists are allocated once instead of grown step by step.
-        let (tasks, objects) = LAST_RUN_SIZES.with(Cell::get);
+        let spare = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
         let mut clock = Clock::default();
         clock.allow_jumps(setup.clock_jumps);
         let mut nodes = Nodes::default();
@@ -158,14 +164,14 @@ impl Execution {
         faults.allow(setup.faults);
         let symmetry = Symmetry::new(setup.members);
         Execution {
-            tasks: Vec::with_capacity(tasks),
-            objects: Vec::with_capacity(objects),
+            tasks: spare.tasks,
+            objects: spare.objects,
             current: None,
             grain: setup.grain,
             steps: 0,
             accesses: setup.record_accesses.then(StepAccesses::default),
             values: setup.value_state.then(|| ValueState::new(&symmetry)),
-            spawned_at: Vec::with_capacity(8),
+            spawned_at: spare.spawned_at,
             end: None,
             main: None,
             watched: Vec::new(),
@@ -177,7 +183,7 @@ impl Execution {
             holders: Vec::new(),
             run_locals: std::collections::BTreeMap::new(),
             strategy,
-            enabled: Vec::with_capacity(8),
+            enabled: spare.enabled,
             request: None,
             tokens: 0,
             stackful: setup.stackful,
@@ -371,8 +377,18 @@ impl Execution {
         &self.objects[obj.0].name
     }
 
-    pub(crate) fn into_strategy(self) -> Box<dyn Scheduler> {
-        LAST_RUN_SIZES.with(|sizes| sizes.set((self.tasks.len(), self.objects.len())));
+    pub(crate) fn into_strategy(mut self) -> Box<dyn Scheduler> {
+        self.tasks.clear();
+        self.objects.clear();
+        self.spawned_at.clear();
+        self.enabled.clear();
+        let spare = Spare {
+            tasks: self.tasks,
+            objects: self.objects,
+            spawned_at: self.spawned_at,
+            enabled: self.enabled,
+        };
+        SPARE.with(|s| *s.borrow_mut() = spare);
         self.strategy
     }
 
