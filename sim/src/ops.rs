@@ -41,13 +41,15 @@ pub async fn choose(n: usize) -> usize {
 }
 
 /// `choose` from inside a poll (a `select!` picking where to start each time it is polled):
-/// `None` when the running task cannot park mid-poll (it is not stackful).
-pub fn choose_in_poll(n: usize) -> Option<usize> {
+/// `Ready(None)` when the running task cannot park mid-poll (it is not stackful), and `Pending`
+/// when the run is over and the task is being finished: the poll is to return `Pending` at
+/// once (see `rt::coroutine`).
+pub fn choose_in_poll(n: usize) -> std::task::Poll<Option<usize>> {
     assert!(n > 0, "choose needs at least one alternative");
     if !crate::rt::coroutine::in_stackful() {
-        return None;
+        return std::task::Poll::Ready(None);
     }
-    Some(crate::rt::sync_point::sync_point(Op::Choose(n)))
+    crate::rt::sync_point::poll_sync_point(Op::Choose(n), None).map(Some)
 }
 
 /// Declares, at a loop head `label`, everything the running task's future depends on besides
@@ -79,6 +81,12 @@ pub fn current_task_name() -> String {
 /// Whether a run is in progress on this thread and can take note of an operation (a guard or a
 /// channel half dropped while the runtime tears down a finished run cannot).
 pub fn engine_running() -> bool {
+    // A task being finished after its run (see `rt::coroutine`) that reaches a primitive has
+    // run on past the point its poll was to return at: it is unwound here, rather than go on
+    // through primitives that no longer park it.
+    if crate::rt::coroutine::finishing() {
+        crate::rt::coroutine::abandon_here();
+    }
     let mut running = false;
     crate::rt::try_with_exec(|ex| running = !ex.is_over());
     running

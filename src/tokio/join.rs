@@ -259,8 +259,8 @@ impl<T> Future for JoinHandle<T> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         if !this.polled {
+            std::task::ready!(this.control.state.poll_read_point_at("join", None));
             this.polled = true;
-            this.control.state.read_point_as("join");
         }
         let control = &this.control;
         let state = control.state.with_mut(|s| {

@@ -188,7 +188,7 @@ impl Future for Notified<'_> {
         let state = &this.notify.state;
         let ready = match &this.node {
             None => {
-                state.write_point_at("notified", this.at);
+                std::task::ready!(state.poll_write_point_at("notified", this.at));
                 let generation = this.generation;
                 state.with_mut(|c| {
                     if c.generation != generation {

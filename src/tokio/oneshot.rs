@@ -191,7 +191,7 @@ impl<T> Future for Receiver<T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         assert!(!this.terminated, "called after complete");
-        this.chan.seen.write_point_as("recv");
+        std::task::ready!(this.chan.seen.poll_write_point_at("recv", None));
         match this.chan.seen.with(|s| *s) {
             1 => {
                 this.terminated = true;

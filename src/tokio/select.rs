@@ -14,6 +14,8 @@
 //! with `mut` and `ref` stripped from it (a binding by value would move out of the
 //! reference).
 
+use std::task::Poll;
+
 /// Where a non-`biased` `select!` starts polling, at its first poll: the strategy's choice
 /// among the enabled branches (no decision when at most one is enabled).
 #[doc(hidden)]
@@ -29,17 +31,18 @@ pub async fn start(biased: bool, enabled: &[bool]) -> usize {
 
 /// Where it starts at a later poll: tokio draws a new random start on every poll, so this is a
 /// decision again (in a stackful task, which can decide mid-poll; otherwise `previous`).
+/// `Pending` when the task is being finished after its run: the poll returns at once.
 #[doc(hidden)]
-pub fn restart(biased: bool, enabled: &[bool], previous: usize) -> usize {
+pub fn restart(biased: bool, enabled: &[bool], previous: usize) -> Poll<usize> {
     let first = enabled.iter().position(|e| *e).unwrap_or(0);
     let count = enabled.iter().filter(|e| **e).count();
     if biased || count <= 1 {
-        return first;
+        return Poll::Ready(first);
     }
-    match sim::choose_in_poll(count) {
+    sim::choose_in_poll(count).map(|pick| match pick {
         Some(pick) => nth_enabled(enabled, pick).unwrap_or(first),
         None => previous,
-    }
+    })
 }
 
 /// The index of the `pick`th enabled branch.
@@ -163,7 +166,9 @@ macro_rules! __braid_tokio_select {
             let mut __polled = false;
             ::core::future::poll_fn(|__cx| {
                 if ::core::mem::replace(&mut __polled, true) {
-                    __start = $crate::tokio::__select_restart($b, &__enabled, __start);
+                    __start = ::core::task::ready!($crate::tokio::__select_restart(
+                        $b, &__enabled, __start,
+                    ));
                 }
                 let __n = __enabled.len();
                 for __i in 0..__n {

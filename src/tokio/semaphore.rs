@@ -457,7 +457,7 @@ impl Future for Acquire<'_> {
         let mut stale = None;
         let result = match &this.waiter {
             None => {
-                this.sem.state.write_point_at(this.op, this.at);
+                std::task::ready!(this.sem.state.poll_write_point_at(this.op, this.at));
                 let n = this.n;
                 this.sem.state.with_mut(|c| {
                     if c.closed {

@@ -1,7 +1,8 @@
 //! What a run of a user test costs apart from its program (issue 30, item 1): runs per
-//! CPU-second and heap allocations per run of four minimal bodies under `braid::check` (an
-//! empty body; three spawned tasks joined; one task yielding 20 times; 20 atomic adds), random
-//! strategy, one thread. Allocations are counted by a global allocator that wraps the system's.
+//! CPU-second and heap allocations per run of minimal bodies under `braid::check` (an empty
+//! body; three spawned tasks joined; three left waiting on a channel's `recv` when the body
+//! returns, or on a `Notify`; three that yield once; one task yielding 20 times; 20 atomic
+//! adds), random strategy, one thread. Allocations are counted by a global allocator that wraps the system's.
 //!
 //! `cargo run --release -p peers --bin overhead -- [NAME|all] [RUNS]` (default all, 100,000).
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,6 +43,43 @@ fn main() {
                 for t in t {
                     t.await.unwrap();
                 }
+            }),
+        ),
+        (
+            "3 left on recv",
+            braid::check(|| async {
+                let mut keep = Vec::new();
+                for _ in 0..3 {
+                    let (tx, mut rx) = braid::tokio::sync::mpsc::channel::<u32>(1);
+                    keep.push(tx);
+                    braid::spawn(async move { rx.recv().await });
+                }
+                // The senders are kept by a fourth task, which waits for good too.
+                braid::spawn(async move {
+                    let _keep = keep;
+                    std::future::pending::<()>().await
+                });
+                braid::task::yield_now().await;
+            }),
+        ),
+        (
+            "3 left on notified",
+            braid::check(|| async {
+                let n = std::sync::Arc::new(braid::tokio::sync::Notify::new());
+                for _ in 0..3 {
+                    let n = n.clone();
+                    braid::spawn(async move { n.notified().await });
+                }
+                braid::task::yield_now().await;
+            }),
+        ),
+        (
+            "3 tasks yield",
+            braid::check(|| async {
+                for _ in 0..3 {
+                    braid::spawn(async move { braid::task::yield_now().await });
+                }
+                braid::task::yield_now().await;
             }),
         ),
         (

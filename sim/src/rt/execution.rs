@@ -498,6 +498,7 @@ impl Execution {
 
     /// Records that the current step accesses `obj`.
     pub(crate) fn access(&mut self, obj: ObjId, kind: AccessKind) {
+        self.unwind_if_running_on();
         if let Some(steps) = &mut self.accesses {
             steps.record(obj, kind);
         }
@@ -506,13 +507,25 @@ impl Execution {
     /// The running task learns something with this digest (a value loaded, a message received,
     /// whether a channel was full): its future may depend on it.
     pub(crate) fn observe(&mut self, digest: impl Fn() -> u64) {
+        self.unwind_if_running_on();
         if let (Some(values), Some(task)) = (&mut self.values, self.current) {
             values.observe(task.0, &self.symmetry, digest);
         }
     }
 
+    /// A task being finished after the run (see `rt::coroutine`) that reaches an access has
+    /// run on past the point its poll was to return at (a future that is not braid's, ready in
+    /// a `select!`): it is unwound there, so that nothing of the run changes after its end.
+    #[inline]
+    fn unwind_if_running_on(&self) {
+        if self.end.is_some() && super::coroutine::finishing() {
+            super::coroutine::abandon_here();
+        }
+    }
+
     /// The running task may read all of `obj`'s value (a lock's contents).
     pub(crate) fn observe_value(&mut self, obj: ObjId) {
+        self.unwind_if_running_on();
         if let (Some(values), Some(task)) = (&mut self.values, self.current) {
             values.observe_value(task.0, obj.0);
         }

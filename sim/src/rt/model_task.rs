@@ -247,13 +247,22 @@ fn drop_victims(run: u64) {
 }
 
 /// Drops the bodies of the tasks left when the run is over (parked, or blocked for good), in
-/// task order: a stackful one is unwound on its own stack. After this no task of the run is
-/// alive.
+/// task order: a stackful one is finished on its own stack (see `rt::coroutine`). After this
+/// no task of the run is alive.
 pub(crate) fn drop_left(run: u64) {
     // The count is read again each time: a drop may spawn (its body is dropped in turn).
     let mut id = 0;
     while id < with_exec(|ex| ex.tasks.len()) {
-        if let Some(body) = bodies::take(run, TaskId(id)) {
+        if let Some(mut body) = bodies::take(run, TaskId(id)) {
+            if let TaskBody::Stackful(stackful) = &mut body {
+                // Its slice's end is no news to the run, which is over: a panic there (say,
+                // in a destructor) is kept from the user's hook, as in any slice.
+                IN_MODEL.with(|m| m.set(true));
+                if let Slice::Panicked = stackful.finish() {
+                    LAST_PANIC.with(|p| p.borrow_mut().take());
+                }
+                IN_MODEL.with(|m| m.set(false));
+            }
             drop_body(TaskId(id), body);
         }
         id += 1;

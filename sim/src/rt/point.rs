@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 use super::coroutine;
 use super::execution::Execution;
 use super::op::Op;
-use super::sync_point::sync_point;
+use super::sync_point::poll_sync_point;
 use super::with_exec;
 use crate::vocab::TaskId;
 
@@ -52,6 +52,10 @@ impl Future for Point {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
         let op = self.op;
         let token = self.token;
+        if coroutine::finishing() {
+            // The run is over and this task is being finished: its poll returns.
+            return Poll::Pending;
+        }
         // A yield returns `Pending` once, as tokio's `yield_now` does (code may count on it: a
         // `select!` whose branch yields is not ready at its first poll): it parks lazily.
         if coroutine::in_stackful() {
@@ -59,7 +63,7 @@ impl Future for Point {
                 return self.yield_once(cx);
             }
             if token.is_none() {
-                let choice = sync_point(op);
+                let choice = std::task::ready!(poll_sync_point(op, None));
                 if matches!(op, Op::Yield(_)) {
                     unwind_if_cancelled();
                 }

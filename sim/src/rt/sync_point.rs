@@ -2,6 +2,8 @@
 //! parks in the middle of a poll, which only a stackful task can do (see `rt::coroutine`). All
 //! of them are here: the point itself, and the access-grain points the primitives place.
 
+use std::task::Poll;
+
 use super::coroutine;
 use super::op::Op;
 use super::point::park_in_place;
@@ -40,12 +42,37 @@ pub(crate) fn sync_point(op: Op) -> usize {
 }
 
 /// `sync_point`, with the step named in traces by `label` and its object ("lock mutex#1")
-/// rather than by the engine's operation ("write mutex#1").
+/// rather than by the engine's operation ("write mutex#1"). A task finished meanwhile (its run
+/// is over) unwinds: a synchronous operation cannot return `Pending`.
 pub(crate) fn sync_point_labeled(op: Op, label: Option<Label>) -> usize {
+    match poll_sync_point(op, label) {
+        Poll::Ready(choice) => choice,
+        Poll::Pending => coroutine::abandon_here(),
+    }
+}
+
+/// `before_as`, in a future's own poll: `Pending` when the task is being finished (its run is
+/// over), and the poll is to return `Pending` at once, having done nothing (at any grain).
+pub(crate) fn poll_before_as(obj: ObjId, kind: AccessKind, label: Label) -> Poll<()> {
+    if coroutine::finishing() {
+        return Poll::Pending;
+    }
+    if super::coroutine::in_stackful() && with_exec(|ex| ex.grain() == Grain::Access) {
+        return poll_sync_point(Op::Access(obj, kind), Some(label)).map(|_| ());
+    }
+    Poll::Ready(())
+}
+
+/// `sync_point_labeled` in a future's own poll, which can return `Pending`: `Pending` when the
+/// task is being finished (see `rt::coroutine`).
+pub(crate) fn poll_sync_point(op: Op, label: Option<Label>) -> Poll<usize> {
     // A task unwinding from a panic does not park: its panic ends the run (or reaches its
     // joiner) whatever the others do, and a destructor must not wait on the baton mid-unwind.
     if !coroutine::in_stackful() || std::thread::panicking() {
-        return 0;
+        return Poll::Ready(0);
+    }
+    if coroutine::finishing() {
+        return Poll::Pending;
     }
     // The decision is made here, on the task's own stack: a task picked again goes on with no
     // switch of stacks (two a step, most steps under PCT and DFS); only one that must wait
@@ -64,22 +91,22 @@ pub(crate) fn sync_point_labeled(op: Op, label: Option<Label>) -> usize {
         Some(park_in_place(ex, me, op))
     });
     let token = match parked {
-        Some(Ok(choice)) => return choice,
+        Some(Ok(choice)) => return Poll::Ready(choice),
         Some(Err(token)) => token,
         None => {
-            // The run is over: the task goes no further (it is unwound, never resumed), rather
-            // than run on through points that no longer park it.
-            coroutine::suspend();
-            return 0;
+            // The run is over: the task goes no further (it is finished or unwound, never
+            // resumed), rather than run on through points that no longer park it.
+            std::task::ready!(coroutine::suspend_in_poll());
+            return Poll::Ready(0);
         }
     };
-    coroutine::suspend();
-    with_exec(|ex| {
+    std::task::ready!(coroutine::suspend_in_poll());
+    Poll::Ready(with_exec(|ex| {
         let Some(me) = ex.current() else { return 0 };
         let task = &mut ex.tasks[me.0];
         if task.parked_token == Some(token) {
             task.parked_token = None;
         }
         task.choice
-    })
+    }))
 }

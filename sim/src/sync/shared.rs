@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use std::hash::Hash;
 
 use std::panic::Location;
+use std::task::Poll;
 
 use crate::rt::op::ObjState;
 use crate::rt::run_cell::RunCell;
@@ -69,6 +70,28 @@ impl<T: Hash> Shared<T> {
     /// "lock mutex#1 at src/pool.rs:26".
     pub fn write_point_at(&self, op: &'static str, at: Option<&'static Location<'static>>) {
         crate::rt::sync_point::before_as(self.id, AccessKind::Write, Label { op, at });
+    }
+
+    /// `read_point_at` in a future's own poll: `Pending` when the run is over and the task is
+    /// being finished, and then the poll must return `Pending` at once, having done nothing
+    /// (`std::task::ready!` does). A task left waiting when its run ends is then dropped
+    /// between polls, as tokio drops it, instead of being unwound from the point (see
+    /// `rt::coroutine`).
+    pub fn poll_read_point_at(
+        &self,
+        op: &'static str,
+        at: Option<&'static Location<'static>>,
+    ) -> Poll<()> {
+        crate::rt::sync_point::poll_before_as(self.id, AccessKind::Read, Label { op, at })
+    }
+
+    /// `write_point_at` in a future's own poll (see `poll_read_point_at`).
+    pub fn poll_write_point_at(
+        &self,
+        op: &'static str,
+        at: Option<&'static Location<'static>>,
+    ) -> Poll<()> {
+        crate::rt::sync_point::poll_before_as(self.id, AccessKind::Write, Label { op, at })
     }
 
     /// The running task's future is about to return `Pending` waiting on this object: `op`

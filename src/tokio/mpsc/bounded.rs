@@ -63,7 +63,7 @@ impl<T> Sender<T> {
                 return Err(SendError(value));
             }
             // Two steps, as tokio's: the slot is taken, then the message is queued.
-            self.chan.state.write_point_at("send", at);
+            std::future::poll_fn(|_| self.chan.state.poll_write_point_at("send", at)).await;
             self.chan.push(value, false).map_err(SendError)
         }
     }

@@ -179,7 +179,7 @@ impl<T> Chan<T> {
     /// Waits for the next message, for a receiver's `recv` called at `at`: a scheduling
     /// point, then its attempts.
     pub(super) async fn recv(&self, at: &'static Location<'static>) -> Option<T> {
-        self.state.write_point_at("recv", Some(at));
+        std::future::poll_fn(|_| self.state.poll_write_point_at("recv", Some(at))).await;
         std::future::poll_fn(|cx| self.poll_recv(cx, Some(at))).await
     }
 
