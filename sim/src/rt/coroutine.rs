@@ -76,33 +76,29 @@ impl Stackful {
         let coroutine =
             Coroutine::with_stack(stack, move |yielder: &Yielder<Resume, ()>, first| {
                 let mut poll_once = poll_once;
-                if first != Resume::Go {
-                    // Never polled: the future is dropped where no point parks.
-                    ABANDONING.with(|a| a.set(true));
-                    FINISHING.with(|f| f.set(false));
-                    drop(poll_once);
-                    return Slice::Abandoned;
-                }
-                loop {
-                    YIELDER.with(|y| y.set(yielder));
-                    let polled = panic::catch_unwind(AssertUnwindSafe(&mut poll_once));
-                    YIELDER.with(|y| y.set(std::ptr::null()));
-                    let slice = match polled {
-                        Ok(false) if FINISHING.with(Cell::get) => Slice::Abandoned,
-                        Ok(false) => match yielder.suspend(()) {
-                            Resume::Go => continue,
-                            Resume::Finish | Resume::Abandon => Slice::Abandoned,
-                        },
-                        Ok(true) => Slice::Finished,
-                        Err(payload) if payload.is::<Abandoned>() => Slice::Abandoned,
-                        Err(_) => Slice::Panicked,
-                    };
-                    // The future is dropped here, on its own stack, where no point parks.
-                    ABANDONING.with(|a| a.set(true));
-                    FINISHING.with(|f| f.set(false));
-                    drop(poll_once);
-                    return slice;
-                }
+                let slice = match first {
+                    // Never polled.
+                    Resume::Finish | Resume::Abandon => Slice::Abandoned,
+                    Resume::Go => loop {
+                        YIELDER.with(|y| y.set(yielder));
+                        let polled = panic::catch_unwind(AssertUnwindSafe(&mut poll_once));
+                        YIELDER.with(|y| y.set(std::ptr::null()));
+                        break match polled {
+                            Ok(false) if FINISHING.with(Cell::get) => Slice::Abandoned,
+                            Ok(false) => match yielder.suspend(()) {
+                                Resume::Go => continue,
+                                Resume::Finish | Resume::Abandon => Slice::Abandoned,
+                            },
+                            Ok(true) => Slice::Finished,
+                            Err(payload) if payload.is::<Abandoned>() => Slice::Abandoned,
+                            Err(_) => Slice::Panicked,
+                        };
+                    },
+                };
+                // The future is dropped here, on its own stack, where no point parks.
+                stop_parking();
+                drop(poll_once);
+                slice
             });
         Stackful {
             coroutine: Some(coroutine),
@@ -201,9 +197,15 @@ pub(crate) fn finishing() -> bool {
 /// Unwinds the running task: its run is over or its node crashed.
 pub(crate) fn abandon_here() -> ! {
     // The destructors the unwinding runs reach no point, as in any abandoned task.
+    stop_parking();
+    panic::resume_unwind(Box::new(Abandoned))
+}
+
+/// From here on the running task is dropped, not polled: no point parks it (`resume_with`
+/// restores the flags once it has returned).
+fn stop_parking() {
     ABANDONING.with(|a| a.set(true));
     FINISHING.with(|f| f.set(false));
-    panic::resume_unwind(Box::new(Abandoned))
 }
 
 /// Whether `payload` is the engine's own unwinding of an abandoned task (its run is over or its

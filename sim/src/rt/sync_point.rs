@@ -29,9 +29,18 @@ pub(crate) fn at_access_grain(op: Op) {
 }
 
 fn labeled_at_access_grain(op: Op, label: Option<Label>) {
-    if super::coroutine::in_stackful() && with_exec(|ex| ex.grain() == Grain::Access) {
-        sync_point_labeled(op, label);
+    if poll_at_access_grain(op, label).is_pending() {
+        coroutine::abandon_here();
     }
+}
+
+/// `labeled_at_access_grain`, `Pending` where the task is being finished (see
+/// `poll_sync_point`).
+fn poll_at_access_grain(op: Op, label: Option<Label>) -> Poll<()> {
+    if coroutine::in_stackful() && with_exec(|ex| ex.grain() == Grain::Access) {
+        return poll_sync_point(op, label).map(|_| ());
+    }
+    Poll::Ready(())
 }
 
 /// A synchronous scheduling point: the running task parks on `op` in the middle of its poll,
@@ -57,10 +66,7 @@ pub(crate) fn poll_before_as(obj: ObjId, kind: AccessKind, label: Label) -> Poll
     if coroutine::finishing() {
         return Poll::Pending;
     }
-    if super::coroutine::in_stackful() && with_exec(|ex| ex.grain() == Grain::Access) {
-        return poll_sync_point(Op::Access(obj, kind), Some(label)).map(|_| ());
-    }
-    Poll::Ready(())
+    poll_at_access_grain(Op::Access(obj, kind), Some(label))
 }
 
 /// `sync_point_labeled` in a future's own poll, which can return `Pending`: `Pending` when the
