@@ -513,10 +513,9 @@ impl Execution {
         }
     }
 
-    /// A task being finished after the run (see `rt::coroutine`) that reaches an access has
-    /// run on past the point its poll was to return at (a future that is not braid's, ready in
-    /// the futures crate's `select`): it is unwound there, so that nothing of the run changes
-    /// after its end.
+    /// A task finished after the run (see `rt::coroutine`) that reaches an access ran on past
+    /// the point its poll was to return at (a ready future not braid's, in the futures crate's
+    /// `select`): it is unwound there, so that nothing of the run changes after its end.
     #[inline]
     fn unwind_if_running_on(&self) {
         if self.end.is_some() && super::coroutine::finishing() {
