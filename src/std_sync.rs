@@ -1,6 +1,5 @@
 //! A std-shaped mutex for synchronous critical sections (`braid::std::sync::Mutex`).
 
-use std::borrow::Cow;
 use std::fmt;
 
 pub use sim::sync::MutexGuard;
@@ -19,7 +18,7 @@ impl<T> Mutex<T> {
     }
 
     /// A mutex with a name of its own for traces.
-    pub fn named(name: impl Into<Cow<'static, str>>, value: T) -> Self {
+    pub fn named(name: impl Into<sim::Name>, value: T) -> Self {
         Mutex {
             inner: sim::sync::Mutex::opaque(name, value),
         }

@@ -1,8 +1,6 @@
 //! Synchronisation shaped like `tokio::sync`. Every operation that can wait is a scheduling
 //! point: braid may run any other task right before it.
 
-use std::borrow::Cow;
-
 pub use sim::sync::MutexGuard;
 
 /// An async mutex, like `tokio::sync::Mutex`: `lock().await` is a scheduling point and waits
@@ -34,7 +32,7 @@ impl<T> Mutex<T> {
     }
 
     /// A mutex with a name of its own for traces (`Mutex::named("counter", 0)`).
-    pub fn named(name: impl Into<Cow<'static, str>>, value: T) -> Self {
+    pub fn named(name: impl Into<sim::Name>, value: T) -> Self {
         Mutex {
             inner: sim::sync::Mutex::opaque(name, value),
         }
@@ -74,7 +72,7 @@ impl Notify {
     }
 
     /// A notify with a name of its own for traces.
-    pub fn named(name: impl Into<Cow<'static, str>>) -> Self {
+    pub fn named(name: impl Into<sim::Name>) -> Self {
         Notify {
             inner: sim::sync::Notify::new(name),
         }
@@ -100,7 +98,6 @@ impl Default for Notify {
 /// A bounded channel, like `tokio::sync::mpsc`: `send` waits while it is full, `recv` while it
 /// is empty, and both are scheduling points.
 pub mod mpsc {
-    use std::borrow::Cow;
     use std::hash::Hash;
 
     pub use sim::sync::{Receiver, Sender, TrySendError};
@@ -122,7 +119,7 @@ pub mod mpsc {
 
     /// A channel with a name of its own for traces.
     pub fn named_channel<T: Hash>(
-        name: impl Into<Cow<'static, str>>,
+        name: impl Into<sim::Name>,
         capacity: usize,
     ) -> (Sender<T>, Receiver<T>) {
         sim::sync::channel(name, capacity)

@@ -63,7 +63,7 @@ impl Site {
 
 /// Spawns a task that serves the run rather than the test (a connection's delivery): outside
 /// every node (a crash does not kill it), and never a deadlock when it waits at the end.
-pub fn spawn_daemon<F>(name: impl Into<String>, future: F) -> crate::TaskId
+pub fn spawn_daemon<F>(name: impl AsRef<str>, future: F) -> crate::TaskId
 where
     F: Future<Output = ()> + 'static,
 {

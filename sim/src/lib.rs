@@ -46,7 +46,7 @@ pub use rt::step_bound::LONG_RUN_FACTOR;
 pub use rt::symmetry::Member;
 pub use run::{run_once, RunConfig, RunOutcome, RunResult, SIMULATED};
 pub use schedule::{Decision, Divergence};
-pub use vocab::TaskId;
+pub use vocab::{Name, TaskId};
 
 /// A broken invariant: which one, what happened, and at which step.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -80,7 +80,7 @@ pub fn names() -> Vec<String> {
 
 /// Spawns the node's init as one of its tasks.
 fn boot(node: usize, init: &Init, name: &str) {
-    let task = crate::spawn(name.to_string(), init());
+    let task = crate::spawn(name, init());
     with_exec(|ex| ex.join_node(task, node));
 }
 
@@ -110,7 +110,7 @@ pub struct Durable<T> {
 
 impl<T: Hash> Durable<T> {
     /// Durable state named `name` (in traces), holding `value`.
-    pub fn new(name: impl Into<std::borrow::Cow<'static, str>>, value: T) -> Self {
+    pub fn new(name: impl Into<crate::Name>, value: T) -> Self {
         Durable {
             inner: Shared::new(name, value),
         }

@@ -49,7 +49,7 @@ pub fn is_engine_unwind(payload: &(dyn std::any::Any + Send)) -> bool {
 /// Spawns a task named `name` whose output its `JoinHandle` yields. A panic in the task ends
 /// the run as a `panic` violation (that is the bug a test is looking for), so awaiting the
 /// handle of a task that panicked is never reached.
-pub fn spawn_joinable<F>(name: impl Into<String>, future: F) -> JoinHandle<F::Output>
+pub fn spawn_joinable<F>(name: impl AsRef<str>, future: F) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
 {
@@ -71,7 +71,7 @@ where
 /// Spawns the run's main task: once it has finished the run is over, and the tasks left, able
 /// to run or not, are dropped without another step, as tokio's runtime drops its tasks when a
 /// `#[tokio::test]` body returns (they are neither a deadlock nor a livelock).
-pub fn spawn_main<F>(name: impl Into<String>, future: F) -> TaskId
+pub fn spawn_main<F>(name: impl AsRef<str>, future: F) -> TaskId
 where
     F: Future<Output = ()> + 'static,
 {

@@ -13,7 +13,10 @@
 //! victim, which must not run on.
 
 use std::cell::{Cell, RefCell};
+use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
+use std::pin::{pin, Pin};
+use std::task::{Context, Waker};
 
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -22,6 +25,8 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 const STACK_BYTES: usize = 256 * 1024;
 /// Stacks kept for reuse per thread.
 const POOL: usize = 64;
+/// The largest future kept on its task's stack rather than boxed (see `Stackful::new`).
+const INLINE_FUTURE: usize = 768;
 
 /// How a slice of a stackful task ended.
 pub(crate) enum Slice {
@@ -67,21 +72,31 @@ thread_local! {
 }
 
 impl Stackful {
-    /// Runs `poll_once` (one poll of the task's future: whether it completed) on a stack of
-    /// its own, once per resume.
-    pub(crate) fn new(poll_once: impl FnMut() -> bool + 'static) -> Self {
+    /// Runs `future` on a stack of its own, one poll per resume. A small future lives on that
+    /// stack (pinned in the coroutine's first frame, which never moves), not in a box: one
+    /// allocation less a spawn. corosensei moves the coroutine's closure onto its stack and
+    /// takes one of 1 KB at most, so a larger future is boxed.
+    pub(crate) fn new<F: Future<Output = ()> + 'static>(future: F, waker: Waker) -> Self {
+        match std::mem::size_of::<F>() <= INLINE_FUTURE {
+            true => Self::on_stack(future, waker),
+            false => Self::on_stack(Box::pin(future), waker),
+        }
+    }
+
+    fn on_stack<F: Future<Output = ()> + 'static>(future: F, waker: Waker) -> Self {
         let stack = STACKS
             .with(|s| s.borrow_mut().pop())
             .unwrap_or_else(|| DefaultStack::new(STACK_BYTES).expect("a task stack"));
         let coroutine =
             Coroutine::with_stack(stack, move |yielder: &Yielder<Resume, ()>, first| {
-                let mut poll_once = poll_once;
+                let mut future = pin!(Some(future));
                 let slice = match first {
                     // Never polled.
                     Resume::Finish | Resume::Abandon => Slice::Abandoned,
                     Resume::Go => loop {
                         YIELDER.with(|y| y.set(yielder));
-                        let polled = panic::catch_unwind(AssertUnwindSafe(&mut poll_once));
+                        let polled =
+                            panic::catch_unwind(AssertUnwindSafe(|| poll(future.as_mut(), &waker)));
                         YIELDER.with(|y| y.set(std::ptr::null()));
                         break match polled {
                             Ok(false) if FINISHING.with(Cell::get) => Slice::Abandoned,
@@ -95,9 +110,9 @@ impl Stackful {
                         };
                     },
                 };
-                // The future is dropped here, on its own stack, where no point parks.
+                // The future is dropped here, in place on its own stack, where no point parks.
                 stop_parking();
-                drop(poll_once);
+                future.set(None);
                 slice
             });
         Stackful {
@@ -161,6 +176,14 @@ impl Drop for Stackful {
         }
         self.recycle();
     }
+}
+
+/// One poll of a task's future: whether it completed.
+fn poll<F: Future<Output = ()>>(future: Pin<&mut Option<F>>, waker: &Waker) -> bool {
+    let future = future
+        .as_pin_mut()
+        .expect("a task's future is polled until it ends");
+    future.poll(&mut Context::from_waker(waker)).is_ready()
 }
 
 /// Parks the running stackful task in the middle of its poll (its request is in the

@@ -3,9 +3,10 @@
 //! `Execution` owns its parts, each in its own file below `execution/` and changed only
 //! through its methods: the clock and timers (`clock.rs`), the names handed out (`names.rs`),
 //! the record of decisions, digest and trace (`recorder.rs`), nodes and their crashes
-//! (`nodes.rs`), the fault budget (`faults.rs`), fairness (`fairness.rs`), and how a blocked
-//! run ends (`deadlock.rs`) and what tasks wait on (`waits.rs`). Here: the tasks and objects,
-//! the baton, and `decide`, which hands the baton on.
+//! (`nodes.rs`), the fault budget (`faults.rs`), fairness (`fairness.rs`), how a blocked run
+//! ends (`deadlock.rs`) and what tasks wait on (`waits.rs`), and what a run leaves the next
+//! (`spare.rs`). Here: the tasks and objects, the baton, and `decide`, which hands the baton
+//! on.
 
 mod clock;
 mod deadlock;
@@ -16,9 +17,8 @@ mod faults;
 mod names;
 mod nodes;
 mod recorder;
+mod spare;
 mod waits;
-
-use std::borrow::Cow;
 
 use super::op::{ObjState, Object, Op};
 use super::state::ValueState;
@@ -37,6 +37,7 @@ use faults::Faults;
 use names::Names;
 use nodes::Nodes;
 use recorder::Recorder;
+use spare::Spare;
 
 /// How a run ended, as the executor sees it.
 #[derive(Clone, Debug)]
@@ -49,21 +50,6 @@ pub(crate) enum End {
     Divergence(Divergence),
     /// The strategy cut the run: it could only repeat an equivalent schedule.
     Pruned,
-}
-
-/// The tables of the last run on this thread, emptied, for the next to fill: runs of one
-/// model are alike, so each table is allocated once per thread instead of once per run and
-/// grown step by step. Their capacity only: nothing a run does depends on it.
-#[derive(Default)]
-struct Spare {
-    tasks: Vec<Task>,
-    objects: Vec<Object>,
-    spawned_at: Vec<Option<usize>>,
-    enabled: Vec<TaskId>,
-}
-
-thread_local! {
-    static SPARE: std::cell::RefCell<Spare> = std::cell::RefCell::new(Spare::default());
 }
 
 /// What a run's model and strategy ask of its execution (see `run_once`).
@@ -155,7 +141,7 @@ pub(crate) struct Execution {
 
 impl Execution {
     pub(crate) fn new(strategy: Box<dyn Scheduler>, setup: Setup) -> Self {
-        let spare = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        let spare = Spare::take();
         let mut clock = Clock::default();
         clock.allow_jumps(setup.clock_jumps);
         let mut nodes = Nodes::default();
@@ -377,19 +363,20 @@ impl Execution {
         &self.objects[obj.0].name
     }
 
-    pub(crate) fn into_strategy(mut self) -> Box<dyn Scheduler> {
-        self.tasks.clear();
-        self.objects.clear();
-        self.spawned_at.clear();
-        self.enabled.clear();
-        let spare = Spare {
+    pub(crate) fn into_strategy(self) -> Box<dyn Scheduler> {
+        Spare {
             tasks: self.tasks,
             objects: self.objects,
             spawned_at: self.spawned_at,
             enabled: self.enabled,
-        };
-        SPARE.with(|s| *s.borrow_mut() = spare);
+        }
+        .keep();
         self.strategy
+    }
+
+    /// A new task's wake flag (one a task of an earlier run no longer needs, if any).
+    pub(crate) fn wake_flag(&self) -> std::sync::Arc<super::task::TaskWake> {
+        spare::wake_flag()
     }
 
     pub(crate) fn digest(&self) -> u64 {
@@ -397,12 +384,12 @@ impl Execution {
     }
 
     /// One of the model's interchangeable members if `member` names one (see `rt::symmetry`).
-    pub(crate) fn add_task(&mut self, name: String, member: Option<usize>) -> TaskId {
+    pub(crate) fn add_task(&mut self, name: &str, member: Option<usize>) -> TaskId {
         // Names are the identity of a task in replay files: keep them unique.
         let unique = self.names.unique(name, &self.tasks);
         self.tasks.push(Task {
             base_hash: crate::digest::of(names::base_name(&unique)),
-            name: unique.into(),
+            name: unique,
             state: TaskState::Parked(Op::Start),
             choice: 0,
             done: None,
@@ -448,8 +435,8 @@ impl Execution {
         let obj = match self.tasks[me.0].wake_obj {
             Some(o) => o,
             None => {
-                let name = format!("{}'s wake-up", self.tasks[me.0].name);
-                let o = self.add_object(name.into(), ObjState::Wake { woken: false });
+                let name = self.names.wake_up(&self.tasks[me.0].name);
+                let o = self.add_object(name, ObjState::Wake { woken: false });
                 self.tasks[me.0].wake_obj = Some(o);
                 o
             }
@@ -466,18 +453,22 @@ impl Execution {
 
     /// Gives `task` an object that its end writes, for others to join on.
     pub(crate) fn make_joinable(&mut self, task: TaskId) -> ObjId {
-        let name = self.tasks[task.0].name.to_string();
+        let name = self.tasks[task.0].name.clone();
         let done = self.add_object(name.into(), ObjState::Task { finished: false });
         self.tasks[task.0].done = Some(done);
         done
     }
 
-    /// A name for an unnamed object of this kind: `mutex#1`, `mutex#2`, ...
-    pub(crate) fn auto_name(&mut self, kind: &'static str) -> String {
-        self.names.auto_name(kind)
+    /// Names for an unnamed object of this kind and its parts: `mutex#1`, `mutex#2`, ...
+    pub(crate) fn auto_names<const K: usize>(
+        &mut self,
+        kind: &'static str,
+        suffixes: [&'static str; K],
+    ) -> [crate::Name; K] {
+        self.names.auto_names(kind, suffixes)
     }
 
-    pub(crate) fn add_object(&mut self, name: Cow<'static, str>, state: ObjState) -> ObjId {
+    pub(crate) fn add_object(&mut self, name: crate::Name, state: ObjState) -> ObjId {
         self.symmetry.created_by(self.current.map(|t| t.0));
         self.objects.push(Object { name, state });
         ObjId(self.objects.len() - 1)

@@ -7,65 +7,53 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::{Arc, Once};
+use std::sync::Once;
 use std::task::{Context, Poll, Waker};
 
 use super::coroutine::{Slice, Stackful};
 use super::execution::Execution;
 use super::point::park;
-use super::task::{TaskState, TaskWake};
+use super::task::TaskState;
 use super::with_exec;
 use crate::vocab::TaskId;
 
 /// Spawns a model task named `name`. It first runs when the strategy grants it the baton.
 /// In a run of a model that asks for stackful tasks (`Model::stackful_tasks`) it runs on a
 /// stack of its own, so that a synchronous operation can park it.
-pub fn spawn<F>(name: impl Into<String>, future: F) -> TaskId
+pub fn spawn<F>(name: impl AsRef<str>, future: F) -> TaskId
 where
     F: Future<Output = ()> + 'static,
 {
-    spawn_as(name.into(), None, future)
+    spawn_as(name.as_ref(), None, future)
 }
 
 /// Spawns one of the model's interchangeable tasks, the member `id` of
 /// `Model::symmetric_members`: as `spawn`, from the model's setup, once per member.
-pub fn spawn_member<F>(name: impl Into<String>, id: usize, future: F) -> TaskId
+pub fn spawn_member<F>(name: impl AsRef<str>, id: usize, future: F) -> TaskId
 where
     F: Future<Output = ()> + 'static,
 {
-    spawn_as(name.into(), Some(id), future)
+    spawn_as(name.as_ref(), Some(id), future)
 }
 
-fn spawn_as<F>(name: String, member: Option<usize>, future: F) -> TaskId
+fn spawn_as<F>(name: &str, member: Option<usize>, future: F) -> TaskId
 where
     F: Future<Output = ()> + 'static,
 {
     let (id, stackful, flag, run) = with_exec(|ex| {
         let id = ex.add_task(name, member);
-        let flag = Arc::new(TaskWake::default());
+        let flag = ex.wake_flag();
         ex.tasks[id.0].wake_flag = Some(flag.clone());
         (id, ex.stackful(), flag, super::run_id())
     });
     let waker = Waker::from(flag);
     let body = match stackful {
-        true => TaskBody::Stackful(stackful_body(future, waker)),
+        true => TaskBody::Stackful(Stackful::new(future, waker)),
         false => TaskBody::Stackless(Box::pin(Stackless { future, waker })),
     };
     bodies::put(run, id, body);
     LIVE_TASKS.with(|n| n.set(n.get() + 1));
     id
-}
-
-/// The future on a stack of its own, polled once per resume.
-fn stackful_body<F>(future: F, waker: Waker) -> Stackful
-where
-    F: Future<Output = ()> + 'static,
-{
-    let mut future = Box::pin(future);
-    Stackful::new(move || {
-        let mut cx = Context::from_waker(&waker);
-        future.as_mut().poll(&mut cx).is_ready()
-    })
 }
 
 /// Model tasks whose body has not been dropped yet. Zero once a run is over and its

@@ -1,6 +1,5 @@
 //! What a task parked at a scheduling point is waiting to do, and whether it can do it now.
 
-use std::borrow::Cow;
 use std::fmt;
 
 use crate::digest::mix;
@@ -184,7 +183,7 @@ impl ObjState {
 
 pub(crate) struct Object {
     /// For traces and deadlock reports; most names are literals, so no run allocates them.
-    pub name: Cow<'static, str>,
+    pub name: crate::Name,
     pub state: ObjState,
 }
 

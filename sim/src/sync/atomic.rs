@@ -1,7 +1,6 @@
 //! Atomics. At `access` grain every load, store and read-modify-write is a scheduling point, so
 //! races between two adjacent loads can be found; at `await` grain they are plain accesses.
 
-use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -21,7 +20,7 @@ pub struct Atomic<T> {
 
 impl<T: Copy + PartialEq + Hash + Debug + 'static> Atomic<T> {
     /// An atomic named `name` (in traces) holding `value`.
-    pub fn new(name: impl Into<Cow<'static, str>>, value: T) -> Self {
+    pub fn new(name: impl Into<crate::Name>, value: T) -> Self {
         let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Atomic));
         report_value(id, &value);
         Atomic {

@@ -18,6 +18,17 @@ pub use shared::Shared;
 
 /// A name for an unnamed object of this kind in the run in progress: `mutex#1`, `mutex#2`, ...
 /// (numbered in creation order, so the same in every run that creates them in the same order).
-pub fn auto_name(kind: &'static str) -> String {
-    crate::rt::with_exec(|ex| ex.auto_name(kind))
+pub fn auto_name(kind: &'static str) -> crate::Name {
+    let [name] = auto_names(kind, [""]);
+    name
+}
+
+/// Names for an unnamed object of this kind and its parts, in the run in progress: the
+/// object's `auto_name` followed by each suffix (`auto_names("channel", ["", " senders"])` is
+/// `["channel#1", "channel#1 senders"]`). Made once per thread, not per run.
+pub fn auto_names<const K: usize>(
+    kind: &'static str,
+    suffixes: [&'static str; K],
+) -> [crate::Name; K] {
+    crate::rt::with_exec(|ex| ex.auto_names(kind, suffixes))
 }

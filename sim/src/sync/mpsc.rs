@@ -2,7 +2,6 @@
 //! are scheduling points; `send` blocks while full, `recv` while empty. `len`/`is_empty` are
 //! plain reads, like tokio's.
 
-use std::borrow::Cow;
 use std::cell::RefMut;
 use std::collections::VecDeque;
 use std::fmt;
@@ -48,10 +47,7 @@ impl<T: Hash> Chan<T> {
 }
 
 /// Creates a channel holding at most `capacity` messages.
-pub fn channel<T: Hash>(
-    name: impl Into<Cow<'static, str>>,
-    capacity: usize,
-) -> (Sender<T>, Receiver<T>) {
+pub fn channel<T: Hash>(name: impl Into<crate::Name>, capacity: usize) -> (Sender<T>, Receiver<T>) {
     assert!(capacity > 0, "a bounded channel needs room for one message");
     let state = ObjState::Channel {
         len: 0,

@@ -2,7 +2,6 @@
 //! the guard releases it without a scheduling point: the holder's next operation is one, and
 //! nothing the holder does in between is visible to other tasks.
 
-use std::borrow::Cow;
 use std::hash::Hash;
 use std::ops::{Deref, DerefMut};
 use std::sync::PoisonError;
@@ -23,7 +22,7 @@ pub struct Mutex<T> {
 
 impl<T: Hash> Mutex<T> {
     /// A mutex whose contents a search by state sees (`Model::state_visible`).
-    pub fn new(name: impl Into<Cow<'static, str>>, value: T) -> Self {
+    pub fn new(name: impl Into<crate::Name>, value: T) -> Self {
         Self::with_report(name.into(), value, report_value::<T>)
     }
 }
@@ -31,11 +30,11 @@ impl<T: Hash> Mutex<T> {
 impl<T> Mutex<T> {
     /// A mutex for any `T`, whose contents a search by state cannot compare: each change makes
     /// a state never seen before, so such a search loses its cuts but stays sound.
-    pub fn opaque(name: impl Into<Cow<'static, str>>, value: T) -> Self {
+    pub fn opaque(name: impl Into<crate::Name>, value: T) -> Self {
         Self::with_report(name.into(), value, report_opaque::<T>)
     }
 
-    fn with_report(name: Cow<'static, str>, value: T, report: fn(ObjId, &T)) -> Self {
+    fn with_report(name: crate::Name, value: T, report: fn(ObjId, &T)) -> Self {
         let id = with_exec(|ex| ex.add_object(name, ObjState::Mutex { owner: None }));
         report(id, &value);
         Mutex {

@@ -5,7 +5,6 @@ use crate::rt::op::{ObjState, Op};
 use crate::rt::point::point;
 use crate::rt::with_exec;
 use crate::vocab::ObjId;
-use std::borrow::Cow;
 
 /// A notify (see the module docs).
 pub struct Notify {
@@ -14,7 +13,7 @@ pub struct Notify {
 
 impl Notify {
     /// A notify named `name` (in traces), without a permit.
-    pub fn new(name: impl Into<Cow<'static, str>>) -> Self {
+    pub fn new(name: impl Into<crate::Name>) -> Self {
         let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Notify { permit: false }));
         Notify { id }
     }

@@ -1,7 +1,6 @@
 //! A readers-writer lock: `read` and `write` are scheduling points; a writer waits for readers
 //! to leave, readers wait for a writer. Guards release without a scheduling point (see Mutex).
 
-use std::borrow::Cow;
 use std::hash::Hash;
 use std::ops::{Deref, DerefMut};
 use std::sync::{PoisonError, TryLockError};
@@ -29,7 +28,7 @@ fn granted<G>(taken: Result<G, TryLockError<G>>) -> G {
 
 impl<T: Hash> RwLock<T> {
     /// A reader-writer lock named `name` (in traces) holding `value`.
-    pub fn new(name: impl Into<Cow<'static, str>>, value: T) -> Self {
+    pub fn new(name: impl Into<crate::Name>, value: T) -> Self {
         let state = ObjState::RwLock {
             readers: 0,
             writer: None,

@@ -7,7 +7,6 @@
 //! `Send + Sync` when `T: Send`, and the primitives built on it can be as well. It is borrowed
 //! only for the closure given to `with`/`with_mut`, never across a scheduling point.
 
-use std::borrow::Cow;
 use std::hash::Hash;
 
 use std::panic::Location;
@@ -28,7 +27,7 @@ pub struct Shared<T> {
 
 impl<T: Hash> Shared<T> {
     /// Shared state named `name` (in traces) holding `value`.
-    pub fn new(name: impl Into<Cow<'static, str>>, value: T) -> Self {
+    pub fn new(name: impl Into<crate::Name>, value: T) -> Self {
         let id = with_exec(|ex| ex.add_object(name.into(), ObjState::Atomic));
         report_value(id, &value);
         Shared {

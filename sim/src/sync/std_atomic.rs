@@ -4,7 +4,6 @@
 //! two adjacent loads with no `.await` between them is found. Every ordering is treated as
 //! `SeqCst`: braid explores interleavings, not weak-memory reorderings (loom's domain).
 
-use std::borrow::Cow;
 use std::fmt::Debug;
 use std::sync::atomic::Ordering;
 
@@ -20,7 +19,7 @@ struct Tracked {
 }
 
 impl Tracked {
-    fn new(name: Cow<'static, str>, value: &(impl std::hash::Hash + ?Sized)) -> Self {
+    fn new(name: crate::Name, value: &(impl std::hash::Hash + ?Sized)) -> Self {
         let id = with_exec(|ex| ex.add_object(name, ObjState::Atomic));
         report_value(id, value);
         Tracked { id }
@@ -80,7 +79,7 @@ macro_rules! std_atomic {
             }
 
             /// A new atomic with a name of its own for traces.
-            pub fn named(name: impl Into<Cow<'static, str>>, value: $t) -> Self {
+            pub fn named(name: impl Into<crate::Name>, value: $t) -> Self {
                 $name {
                     tracked: Tracked::new(name.into(), &value),
                     value: <$std>::new(value),

@@ -4,9 +4,11 @@
 //! all speak them, and they name none of those.
 
 pub(crate) mod access;
+mod name;
 pub(crate) mod result;
 
 pub use access::{Access, AccessKind, StepAccesses};
+pub use name::Name;
 pub use result::{describe_size, RunOutcome, RunResult};
 
 /// A task within one run, numbered in spawn order (deterministic: spawns happen under the baton).

@@ -89,11 +89,14 @@ pub(super) struct Chan<T> {
 impl<T> Chan<T> {
     /// A channel with one sender; bounded to `capacity` messages if given.
     pub(super) fn new(capacity: Option<usize>) -> Self {
-        let name = sim::sync::auto_name("channel");
+        let [name, senders, senders_gone, rx_waker] = sim::sync::auto_names(
+            "channel",
+            ["", " senders", " senders gone", " receiver waker"],
+        );
         Chan {
-            senders: Shared::new(format!("{name} senders"), 1),
-            senders_gone: Shared::new(format!("{name} senders gone"), false),
-            rx_waker: Shared::new(format!("{name} receiver waker"), RxWaker(None)),
+            senders: Shared::new(senders, 1),
+            senders_gone: Shared::new(senders_gone, false),
+            rx_waker: Shared::new(rx_waker, RxWaker(None)),
             state: Shared::new(
                 name,
                 Core {

@@ -1,68 +1,178 @@
 //! The names a run hands out: each task's unique name (its identity in replay files), and the
-//! numbers of unnamed objects (`mutex#3`).
+//! numbers of unnamed objects (`mutex#3`). Runs of one test spawn the same tasks and create the
+//! same objects, so each name is made once per thread and shared by the runs after (a spawn
+//! made two or three strings a run before; what a run does never depends on it).
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::rt::task::Task;
 
+/// Task names kept across runs before the table is emptied (a test that names its tasks anew
+/// in every run would otherwise grow it without bound).
+const KEPT: usize = 4096;
+
 #[derive(Default)]
 pub(crate) struct Names {
-    /// Task names taken (kept as a set once a run has many tasks: below that a scan is
-    /// cheaper than the set), and per name the last `#n` suffix given to a namesake.
-    taken: Option<HashSet<String>>,
-    namesakes: HashMap<String, usize>,
-    /// Per kind of object, the last number given to an unnamed one (a run has a few kinds: a
-    /// list, where a map allocated a node in every run).
-    auto: Vec<(&'static str, usize)>,
+    /// Task names taken this run, kept as a set once the run has many tasks (below that a
+    /// scan is cheaper than the set).
+    taken: Option<HashSet<Arc<str>>>,
+}
+
+/// The names made on this thread, kept from run to run.
+#[derive(Default)]
+struct Made {
+    /// Per task name given, its namesakes' names.
+    tasks: HashMap<Box<str>, Namesakes>,
+    /// Per task name, its wake-up object's (`Execution::block_current`).
+    wake_ups: HashMap<Box<str>, Arc<str>>,
+    /// Per kind of object (a run has a few: a list), `[kind#1, kind#2, ...]` and the last
+    /// number given in the run `run`; per part of one, `[kind#1 part, ...]`.
+    objects: Vec<(Part, Namesakes)>,
+}
+
+/// A kind of object and a part's suffix (`""`: the object itself).
+type Part = (&'static str, &'static str);
+
+thread_local! {
+    static MADE: RefCell<Made> = RefCell::new(Made::default());
+}
+
+/// A task name and its namesakes, `[name, name#2, name#3, ...]` (or an object kind's
+/// numbered names), and the last suffix given in the run `run`.
+#[derive(Default)]
+struct Namesakes {
+    names: Vec<Arc<str>>,
+    last: usize,
+    run: u64,
 }
 
 impl Names {
     /// `name`, or, if a task of `tasks` has it, the first free `name#n`. A set of the names
     /// taken and, per name, the last suffix handed out keep a spawn O(1) however many tasks a
     /// run has (lookups only: no iteration order reaches the run).
-    pub(crate) fn unique(&mut self, name: String, tasks: &[Task]) -> String {
-        let mut unique = name;
-        if self.is_taken(&unique, tasks) {
-            let base = std::mem::take(&mut unique);
-            let mut n = self.namesakes.get(base.as_str()).copied().unwrap_or(1);
-            loop {
-                n += 1;
-                unique = format!("{base}#{n}");
-                if !self.is_taken(&unique, tasks) {
-                    break;
-                }
+    pub(crate) fn unique(&mut self, name: &str, tasks: &[Task]) -> Arc<str> {
+        let run = crate::rt::run_id();
+        let unique = MADE.with(|made| {
+            let mut made = made.borrow_mut();
+            if made.tasks.len() + made.wake_ups.len() > KEPT {
+                made.tasks.clear();
+                made.wake_ups.clear();
             }
-            self.namesakes.insert(base, n);
-        }
+            let namesakes = match made.tasks.get_mut(name) {
+                Some(n) => n,
+                None => made.tasks.entry(name.into()).or_default(),
+            };
+            let mut n = 1;
+            if is_taken(&mut self.taken, name, tasks) {
+                n = match namesakes.run == run {
+                    true => namesakes.last,
+                    false => 1,
+                };
+                loop {
+                    n += 1;
+                    if !is_taken(&mut self.taken, namesakes.nth(name, n), tasks) {
+                        break;
+                    }
+                }
+                (namesakes.last, namesakes.run) = (n, run);
+            }
+            namesakes.nth(name, n).clone()
+        });
         if let Some(names) = &mut self.taken {
             names.insert(unique.clone());
         }
         unique
     }
 
-    /// Whether a task already has this name.
-    fn is_taken(&mut self, name: &str, tasks: &[Task]) -> bool {
-        const SCAN: usize = 32;
-        if self.taken.is_none() && tasks.len() > SCAN {
-            self.taken = Some(tasks.iter().map(|t| t.name.to_string()).collect());
-        }
-        match &self.taken {
-            Some(names) => names.contains(name),
-            None => tasks.iter().any(|t| *t.name == *name),
-        }
+    /// The name of `task`'s wake-up object (what it waits on while blocked on its waker).
+    pub(crate) fn wake_up(&self, task: &str) -> crate::Name {
+        MADE.with(|made| {
+            let wake_ups = &mut made.borrow_mut().wake_ups;
+            match wake_ups.get(task) {
+                Some(name) => name.clone(),
+                None => {
+                    let name: Arc<str> = format!("{task}'s wake-up").into();
+                    wake_ups.insert(task.into(), name.clone());
+                    name
+                }
+            }
+            .into()
+        })
     }
 
-    /// A name for an unnamed object of this kind: `mutex#1`, `mutex#2`, ...
-    pub(crate) fn auto_name(&mut self, kind: &'static str) -> String {
-        let n = match self.auto.iter_mut().find(|(k, _)| *k == kind) {
-            Some((_, n)) => n,
-            None => {
-                self.auto.push((kind, 0));
-                &mut self.auto.last_mut().expect("just pushed").1
-            }
-        };
-        *n += 1;
-        format!("{kind}#{n}")
+    /// Names for an unnamed object of this kind and its parts: the object's `mutex#1`,
+    /// `mutex#2`, ... (numbered per run, in creation order), each followed by a part's suffix
+    /// (`""` for the object itself, `" senders"` for a part).
+    pub(crate) fn auto_names<const K: usize>(
+        &mut self,
+        kind: &'static str,
+        suffixes: [&'static str; K],
+    ) -> [crate::Name; K] {
+        let run = crate::rt::run_id();
+        MADE.with(|made| {
+            let objects = &mut made.borrow_mut().objects;
+            let counter = numbered(objects, kind, "");
+            let n = match counter.run == run {
+                true => counter.last + 1,
+                false => 1,
+            };
+            (counter.last, counter.run) = (n, run);
+            suffixes.map(|suffix| {
+                let names = &mut numbered(objects, kind, suffix).names;
+                while names.len() < n {
+                    names.push(format!("{kind}#{}{suffix}", names.len() + 1).into());
+                }
+                names[n - 1].clone().into()
+            })
+        })
+    }
+}
+
+/// The names made for a kind of object (or one of its parts, by suffix).
+fn numbered<'a>(
+    objects: &'a mut Vec<(Part, Namesakes)>,
+    kind: &'static str,
+    suffix: &'static str,
+) -> &'a mut Namesakes {
+    // The same literal is at one address: compared by address first, the strings only when
+    // they differ (a `memcmp` a name, on a path every object's creation takes).
+    let same = |a: &'static str, b: &'static str| std::ptr::eq(a, b) || a == b;
+    match objects
+        .iter()
+        .position(|((k, s), _)| same(k, kind) && same(s, suffix))
+    {
+        Some(i) => &mut objects[i].1,
+        None => {
+            objects.push(((kind, suffix), Namesakes::default()));
+            &mut objects.last_mut().expect("just pushed").1
+        }
+    }
+}
+
+impl Namesakes {
+    /// `name` for `n` = 1, else `name#n`.
+    fn nth(&mut self, name: &str, n: usize) -> &Arc<str> {
+        while self.names.len() < n {
+            self.names.push(match self.names.len() {
+                0 => name.into(),
+                k => format!("{name}#{}", k + 1).into(),
+            });
+        }
+        &self.names[n - 1]
+    }
+}
+
+/// Whether a task already has this name (`taken`, the set, is made once a run has many).
+fn is_taken(taken: &mut Option<HashSet<Arc<str>>>, name: &str, tasks: &[Task]) -> bool {
+    const SCAN: usize = 32;
+    if taken.is_none() && tasks.len() > SCAN {
+        *taken = Some(tasks.iter().map(|t| t.name.clone()).collect());
+    }
+    match taken {
+        Some(names) => names.contains(name),
+        None => tasks.iter().any(|t| *t.name == *name),
     }
 }
 
