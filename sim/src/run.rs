@@ -85,7 +85,11 @@ pub fn run_once(
     let (recorded, labels) = exec.recorder_mut().take_schedule();
     let schedule = Schedule {
         recorded,
-        names: exec.tasks.iter().map(|t| t.name.clone()).collect(),
+        names: {
+            let mut names = crate::rt::execution::spare::names();
+            names.extend(exec.tasks.iter().map(|t| t.name.clone()));
+            names
+        },
         labels,
     };
     let result = RunResult {
@@ -122,6 +126,13 @@ pub fn run_once(
     let mut strategy = exec.into_strategy();
     strategy.end_run(&result);
     (result, strategy)
+}
+
+/// Gives a run's result back once it has been read: its lists are the next run's on this
+/// thread, rather than allocated anew (the search's loop does, for every run it keeps nothing
+/// of).
+pub fn recycle(result: RunResult) {
+    crate::rt::execution::spare::give_back(result);
 }
 
 /// How many runs one madsim runtime serves before it is dropped: a runtime keeps a record of

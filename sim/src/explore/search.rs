@@ -63,6 +63,7 @@ impl Explorer<'_> {
             }
             if result.outcome == RunOutcome::Pruned || !strategy.progress().counts_last_run {
                 run += self.part.stride;
+                crate::run::recycle(result);
                 continue;
             }
             let new_violation =
@@ -71,6 +72,7 @@ impl Explorer<'_> {
                 self.check_run(run, &result, steps_estimate, &config)?;
                 summary.determinism_checked += 1;
             }
+            crate::run::recycle(result);
             if let Some(progress) = &mut self.progress {
                 if new_violation || summary.runs.is_multiple_of(512) {
                     progress(&Progress {

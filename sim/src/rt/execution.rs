@@ -17,7 +17,7 @@ mod faults;
 mod names;
 mod nodes;
 mod recorder;
-mod spare;
+pub(crate) mod spare;
 mod waits;
 
 use super::op::{ObjState, Object, Op};
@@ -141,7 +141,7 @@ pub(crate) struct Execution {
 
 impl Execution {
     pub(crate) fn new(strategy: Box<dyn Scheduler>, setup: Setup) -> Self {
-        let spare = Spare::take();
+        let mut spare = Spare::take();
         let mut clock = Clock::default();
         clock.allow_jumps(setup.clock_jumps);
         let mut nodes = Nodes::default();
@@ -179,7 +179,12 @@ impl Execution {
             handoff: None,
             clock,
             names: Names::default(),
-            recorder: Recorder::new(setup.trace, symmetry.lanes()),
+            recorder: Recorder::new(
+                setup.trace,
+                symmetry.lanes(),
+                std::mem::take(&mut spare.decisions),
+                std::mem::take(&mut spare.task_events),
+            ),
             nodes,
             faults,
             fairness: Fairness::default(),
@@ -363,12 +368,15 @@ impl Execution {
         &self.objects[obj.0].name
     }
 
-    pub(crate) fn into_strategy(self) -> Box<dyn Scheduler> {
+    pub(crate) fn into_strategy(mut self) -> Box<dyn Scheduler> {
+        let (decisions, task_events) = self.recorder.take_lists();
         Spare {
             tasks: self.tasks,
             objects: self.objects,
             spawned_at: self.spawned_at,
             enabled: self.enabled,
+            decisions,
+            task_events,
         }
         .keep();
         self.strategy

@@ -42,15 +42,28 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
-    pub(crate) fn new(trace: bool, lanes: usize) -> Self {
+    /// A recorder for a run, filling `decisions` and `task_events` (empty: the last run's
+    /// lists, given back, or new ones).
+    pub(crate) fn new(
+        trace: bool,
+        lanes: usize,
+        decisions: Vec<Recorded>,
+        task_events: Vec<u64>,
+    ) -> Self {
         Recorder {
             // Sized as the last run's, so that recording a step seldom reallocates.
-            decisions: Vec::with_capacity(LAST_DECISIONS.with(std::cell::Cell::get)),
+            decisions: match decisions.capacity() {
+                0 => Vec::with_capacity(LAST_DECISIONS.with(std::cell::Cell::get)),
+                _ => decisions,
+            },
             draw_labels: BTreeMap::new(),
             preempted_steps: Vec::new(),
             interventions: Vec::new(),
             digest: Digest::default(),
-            task_events: Vec::with_capacity(8),
+            task_events: match task_events.capacity() {
+                0 => Vec::with_capacity(8),
+                _ => task_events,
+            },
             other_lanes: (1..lanes).map(|_| Vec::with_capacity(8)).collect(),
             trace: trace.then(Trace::default),
         }
@@ -201,6 +214,14 @@ impl Recorder {
         (
             std::mem::take(&mut self.decisions),
             std::mem::take(&mut self.draw_labels),
+        )
+    }
+
+    /// The decision list and events table, for the next run (see `execution::spare`).
+    pub(crate) fn take_lists(&mut self) -> (Vec<Recorded>, Vec<u64>) {
+        (
+            std::mem::take(&mut self.decisions),
+            std::mem::take(&mut self.task_events),
         )
     }
 
