@@ -382,11 +382,6 @@ impl Execution {
         self.strategy
     }
 
-    /// A new task's wake flag (one a task of an earlier run no longer needs, if any).
-    pub(crate) fn wake_flag(&self) -> std::sync::Arc<super::task::TaskWake> {
-        spare::wake_flag()
-    }
-
     pub(crate) fn digest(&self) -> u64 {
         self.recorder.digest()
     }
@@ -443,7 +438,7 @@ impl Execution {
         let obj = match self.tasks[me.0].wake_obj {
             Some(o) => o,
             None => {
-                let name = self.names.wake_up(&self.tasks[me.0].name);
+                let name = Names::wake_up(&self.tasks[me.0].name);
                 let o = self.add_object(name, ObjState::Wake { woken: false });
                 self.tasks[me.0].wake_obj = Some(o);
                 o
@@ -473,7 +468,7 @@ impl Execution {
         kind: &'static str,
         suffixes: [&'static str; K],
     ) -> [crate::Name; K] {
-        self.names.auto_names(kind, suffixes)
+        Names::auto_names(kind, suffixes)
     }
 
     pub(crate) fn add_object(&mut self, name: crate::Name, state: ObjState) -> ObjId {

@@ -42,7 +42,7 @@ where
 {
     let (id, stackful, flag, run) = with_exec(|ex| {
         let id = ex.add_task(name, member);
-        let flag = ex.wake_flag();
+        let flag = super::execution::spare::wake_flag();
         ex.tasks[id.0].wake_flag = Some(flag.clone());
         (id, ex.stackful(), flag, super::run_id())
     });

@@ -64,21 +64,22 @@ impl Names {
                 Some(n) => n,
                 None => made.tasks.entry(name.into()).or_default(),
             };
+            let suffixed = |k: usize| match k {
+                1 => name.into(),
+                k => format!("{name}#{k}").into(),
+            };
             let mut n = 1;
             if is_taken(&mut self.taken, name, tasks) {
-                n = match namesakes.run == run {
-                    true => namesakes.last,
-                    false => 1,
-                };
+                n = namesakes.last_in(run).max(1);
                 loop {
                     n += 1;
-                    if !is_taken(&mut self.taken, namesakes.nth(name, n), tasks) {
+                    if !is_taken(&mut self.taken, namesakes.nth(n, suffixed), tasks) {
                         break;
                     }
                 }
-                (namesakes.last, namesakes.run) = (n, run);
+                namesakes.gave(n, run);
             }
-            namesakes.nth(name, n).clone()
+            namesakes.nth(n, suffixed).clone()
         });
         if let Some(names) = &mut self.taken {
             names.insert(unique.clone());
@@ -87,7 +88,7 @@ impl Names {
     }
 
     /// The name of `task`'s wake-up object (what it waits on while blocked on its waker).
-    pub(crate) fn wake_up(&self, task: &str) -> crate::Name {
+    pub(crate) fn wake_up(task: &str) -> crate::Name {
         MADE.with(|made| {
             let wake_ups = &mut made.borrow_mut().wake_ups;
             match wake_ups.get(task) {
@@ -106,7 +107,6 @@ impl Names {
     /// `mutex#2`, ... (numbered per run, in creation order), each followed by a part's suffix
     /// (`""` for the object itself, `" senders"` for a part).
     pub(crate) fn auto_names<const K: usize>(
-        &mut self,
         kind: &'static str,
         suffixes: [&'static str; K],
     ) -> [crate::Name; K] {
@@ -114,17 +114,12 @@ impl Names {
         MADE.with(|made| {
             let objects = &mut made.borrow_mut().objects;
             let counter = numbered(objects, kind, "");
-            let n = match counter.run == run {
-                true => counter.last + 1,
-                false => 1,
-            };
-            (counter.last, counter.run) = (n, run);
+            let n = counter.last_in(run) + 1;
+            counter.gave(n, run);
             suffixes.map(|suffix| {
-                let names = &mut numbered(objects, kind, suffix).names;
-                while names.len() < n {
-                    names.push(format!("{kind}#{}{suffix}", names.len() + 1).into());
-                }
-                names[n - 1].clone().into()
+                let numbered = numbered(objects, kind, suffix);
+                let name = |k: usize| format!("{kind}#{k}{suffix}").into();
+                numbered.nth(n, name).clone().into()
             })
         })
     }
@@ -152,15 +147,25 @@ fn numbered<'a>(
 }
 
 impl Namesakes {
-    /// `name` for `n` = 1, else `name#n`.
-    fn nth(&mut self, name: &str, n: usize) -> &Arc<str> {
+    /// The `n`-th name (from 1), made by `make` the first time it is asked for.
+    fn nth(&mut self, n: usize, make: impl Fn(usize) -> Arc<str>) -> &Arc<str> {
         while self.names.len() < n {
-            self.names.push(match self.names.len() {
-                0 => name.into(),
-                k => format!("{name}#{}", k + 1).into(),
-            });
+            self.names.push(make(self.names.len() + 1));
         }
         &self.names[n - 1]
+    }
+
+    /// The last suffix or number given in the run `run` (0: none yet).
+    fn last_in(&self, run: u64) -> usize {
+        match self.run == run {
+            true => self.last,
+            false => 0,
+        }
+    }
+
+    /// `n` is the last given in the run `run`.
+    fn gave(&mut self, n: usize, run: u64) {
+        (self.last, self.run) = (n, run);
     }
 }
 

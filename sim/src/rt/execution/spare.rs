@@ -76,6 +76,6 @@ pub(crate) fn names() -> Vec<Arc<str>> {
 }
 
 /// A new task's wake flag, cleared: one an earlier run's task had, or a new one.
-pub(super) fn wake_flag() -> Arc<TaskWake> {
+pub(crate) fn wake_flag() -> Arc<TaskWake> {
     WAKES.with(|w| w.borrow_mut().pop()).unwrap_or_default()
 }
