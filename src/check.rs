@@ -131,7 +131,37 @@ impl Check {
         self
     }
 
-    /// A run longer than this many steps is a violation (default 10,000).
+    /// The step bound (default 10,000). A run past it whose tasks have gone round in yields
+    /// for its last half is a `livelock`; a run that does not yield goes on up to 100 times
+    /// the bound, and is a `step-bound` violation past that (an endless loop that never yields).
+    ///
+    /// ```
+    /// // 20 steps of straight-line channel work are not a livelock under a bound of 5.
+    /// braid::check(|| async {
+    ///     let (tx, rx) = braid::sync::mpsc::channel(1);
+    ///     for i in 0..10 {
+    ///         tx.send(i).await;
+    ///         assert_eq!(rx.recv().await, i);
+    ///     }
+    /// })
+    /// .max_steps(5)
+    /// .runs(10)
+    /// .assert_holds();
+    ///
+    /// // 600 such steps are past 100 times the bound: the run is cut.
+    /// let report = braid::check(|| async {
+    ///     let (tx, rx) = braid::sync::mpsc::channel(1);
+    ///     for i in 0..300 {
+    ///         tx.send(i).await;
+    ///         rx.recv().await;
+    ///     }
+    /// })
+    /// .max_steps(5)
+    /// .runs(1)
+    /// .out(std::env::temp_dir().join("braid-doc-max-steps"))
+    /// .run();
+    /// assert_eq!(report.failure().unwrap().invariant, "step-bound");
+    /// ```
     pub fn max_steps(mut self, max_steps: usize) -> Self {
         self.settings.max_steps = max_steps;
         self
