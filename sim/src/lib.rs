@@ -38,8 +38,8 @@ use serde::{Deserialize, Serialize};
 pub use history::History;
 pub use model::{Grain, Model, Monitor};
 pub use ops::{
-    checkpoint, choose, choose_in_poll, current_task, current_task_name, engine_running, watch,
-    yield_like_tokio, yield_now, yield_point,
+    checkpoint, choose, choose_in_poll, current_poll, current_task, current_task_name,
+    engine_running, watch, yield_like_tokio, yield_now, yield_point,
 };
 pub use rt::model_task::{spawn, spawn_member};
 pub use rt::step_bound::LONG_RUN_FACTOR;

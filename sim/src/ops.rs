@@ -100,3 +100,12 @@ pub fn current_task() -> Option<crate::TaskId> {
     crate::rt::try_with_exec(|ex| task = ex.current());
     task
 }
+
+/// The running task and its current top-level poll, by a number no other poll on this thread
+/// has had: what is kept per poll is kept by it (tokio's cooperative budget; a stackful task
+/// parks in the middle of a poll while others run, so a thread-local alone would not do).
+pub fn current_poll() -> Option<(crate::TaskId, u64)> {
+    let mut poll = None;
+    crate::rt::try_with_exec(|ex| poll = ex.current().map(|t| (t, ex.tasks[t.0].poll)));
+    poll
+}

@@ -304,11 +304,14 @@ impl<T: Clone> Receiver<T> {
         };
         let next = &mut self.next;
         std::future::poll_fn(|cx| {
+            // As tokio's: only a value spends budget (a lag or the end gives it back).
+            let coop = std::task::ready!(crate::tokio::coop::poll_proceed(cx));
             let found = wait.chan.look(next, Some((&mut wait.ticket, cx.waker())));
             match found {
                 Found::Value(at) => {
                     let value = wait.chan.buffer()[at].clone();
                     wait.chan.release_read();
+                    coop.made_progress();
                     Poll::Ready(Ok(value))
                 }
                 Found::Lagged(k) => Poll::Ready(Err(error::RecvError::Lagged(k))),

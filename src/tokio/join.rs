@@ -258,6 +258,7 @@ impl<T> Future for JoinHandle<T> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
+        let coop = std::task::ready!(crate::tokio::coop::poll_proceed(cx));
         if !this.polled {
             std::task::ready!(this.control.state.poll_read_point_at("join", None));
             this.polled = true;
@@ -270,7 +271,7 @@ impl<T> Future for JoinHandle<T> {
             }
             *s
         });
-        match state {
+        let ready = match state {
             FINISHED => {
                 let value = lock(&this.output).take().expect("a finished task's output");
                 Poll::Ready(Ok(value))
@@ -289,9 +290,11 @@ impl<T> Future for JoinHandle<T> {
                 let stale = lock(&control.join_waker).replace(cx.waker().clone());
                 drop(stale);
                 control.state.waiting("join", "{holders} has not finished");
-                Poll::Pending
+                return Poll::Pending;
             }
-        }
+        };
+        coop.made_progress();
+        ready
     }
 }
 

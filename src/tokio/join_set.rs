@@ -127,9 +127,23 @@ impl<T> JoinSet<T> {
             };
             let entry = &mut self.entries[at];
             let mut entry_cx = Context::from_waker(&entry.waker);
-            if let Poll::Ready(out) = Pin::new(&mut entry.handle).poll(&mut entry_cx) {
+            // As tokio's: `try_join_next`, which cannot yield, looks without a budget; with
+            // the budget spent, a handle stays queued and the task yields.
+            let polled = match cx.is_some() {
+                true => Pin::new(&mut entry.handle).poll(&mut entry_cx),
+                false => {
+                    Pin::new(&mut super::coop::unconstrained(&mut entry.handle)).poll(&mut entry_cx)
+                }
+            };
+            if let Poll::Ready(out) = polled {
                 self.entries.remove(at);
                 return Poll::Ready(Some(out));
+            }
+            if let Some(cx) = cx.as_deref() {
+                if !super::coop::has_budget_remaining() {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
             }
         }
         if let Some(cx) = cx {

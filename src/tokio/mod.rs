@@ -83,6 +83,7 @@
 mod barrier;
 mod blocking;
 mod broadcast;
+mod coop;
 pub mod fs;
 pub mod io;
 mod join;
@@ -107,6 +108,8 @@ mod watch;
 
 pub use join::spawn;
 
+#[doc(hidden)]
+pub use coop::poll_budget_available as __poll_budget_available;
 #[doc(hidden)]
 pub use select::restart as __select_restart;
 #[doc(hidden)]
@@ -221,6 +224,40 @@ pub mod task {
     pub use super::join_set::JoinSet;
     pub use super::local_set::{spawn_local, LocalEnterGuard, LocalSet};
     pub use super::task_local::{AccessError, LocalKey};
+
+    /// `tokio::task::coop`: the cooperative budget (see `poll_proceed`). Each poll of a task
+    /// may find tokio's resources ready 128 times; past that they return `Pending`, so that a
+    /// `select!` around a busy loop polls its other branches, as under tokio.
+    ///
+    /// ```
+    /// use braid::tokio;
+    ///
+    /// braid::check(|| async {
+    ///     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    ///     // The loop's receives are always ready: the budget ends its poll, and the biased
+    ///     // select! polls the yield.
+    ///     tokio::select! {
+    ///         biased;
+    ///         _ = async {
+    ///             loop {
+    ///                 tx.send(()).unwrap();
+    ///                 rx.recv().await.unwrap();
+    ///             }
+    ///         } => unreachable!(),
+    ///         _ = tokio::task::yield_now() => {}
+    ///     }
+    /// })
+    /// .runs(20)
+    /// .assert_holds();
+    /// ```
+    pub mod coop {
+        pub use crate::tokio::coop::{
+            consume_budget, cooperative, has_budget_remaining, poll_proceed, unconstrained, Coop,
+            RestoreOnPending, Unconstrained,
+        };
+    }
+    #[doc(hidden)]
+    pub use coop::{consume_budget, unconstrained, Unconstrained};
 
     /// `tokio::task::futures`.
     pub mod futures {

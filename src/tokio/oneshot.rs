@@ -96,8 +96,10 @@ impl<T> Sender<T> {
             return;
         };
         std::future::poll_fn(|cx| {
+            let coop = std::task::ready!(crate::tokio::coop::poll_proceed(cx));
             chan.seen.read_point_as("closed");
             if chan.seen.with(|s| *s == 3) {
+                coop.made_progress();
                 return Poll::Ready(());
             }
             // The replaced waker is dropped outside the slot's lock: its drop may reach here.
@@ -191,14 +193,17 @@ impl<T> Future for Receiver<T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         assert!(!this.terminated, "called after complete");
+        let coop = std::task::ready!(crate::tokio::coop::poll_proceed(cx));
         std::task::ready!(this.chan.seen.poll_write_point_at("recv", None));
         match this.chan.seen.with(|s| *s) {
             1 => {
                 this.terminated = true;
+                coop.made_progress();
                 Poll::Ready(Ok(this.take()))
             }
             2 | 3 => {
                 this.terminated = true;
+                coop.made_progress();
                 Poll::Ready(Err(error::RecvError(())))
             }
             _ => {

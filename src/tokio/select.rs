@@ -165,6 +165,8 @@ macro_rules! __braid_tokio_select {
             let mut __start = $crate::tokio::__select_start($b, &__enabled).await;
             let mut __polled = false;
             ::core::future::poll_fn(|__cx| {
+                // As tokio's: no branch is polled once the task's budget is spent.
+                ::core::task::ready!($crate::tokio::__poll_budget_available(__cx));
                 if ::core::mem::replace(&mut __polled, true) {
                     __start = ::core::task::ready!($crate::tokio::__select_restart(
                         $b, &__enabled, __start,

@@ -454,6 +454,7 @@ impl Future for Acquire<'_> {
         if this.done {
             panic!("Acquire polled after completion");
         }
+        let coop = std::task::ready!(crate::tokio::coop::poll_proceed(cx));
         let mut stale = None;
         let result = match &this.waiter {
             None => {
@@ -493,6 +494,9 @@ impl Future for Acquire<'_> {
             }),
         };
         drop(stale);
+        if !matches!(result, Ok(Some(_))) {
+            coop.made_progress();
+        }
         match result {
             Ok(None) => {
                 this.done = true;

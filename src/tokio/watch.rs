@@ -218,6 +218,10 @@ impl<T> Sender<T> {
 
     /// Waits until no receiver is left.
     pub async fn closed(&self) {
+        crate::tokio::coop::cooperative(self.closed_inner()).await
+    }
+
+    async fn closed_inner(&self) {
         self.chan.meta.read_point_as("closed");
         let mut wait = Wait {
             chan: &self.chan,
@@ -336,6 +340,10 @@ impl<T> Receiver<T> {
     /// Waits for a value not seen yet and marks it seen; an error once every sender is gone
     /// and the current value is seen. Dropped while it waits, it marks nothing seen.
     pub async fn changed(&mut self) -> Result<(), error::RecvError> {
+        crate::tokio::coop::cooperative(self.changed_inner()).await
+    }
+
+    async fn changed_inner(&mut self) -> Result<(), error::RecvError> {
         self.chan.meta.read_point_as("changed");
         let seen = self.version;
         let mut wait = Wait {
@@ -369,6 +377,13 @@ impl<T> Receiver<T> {
     /// Waits until the value satisfies `f` (checking the current one first) and returns a
     /// borrow of it, marked seen.
     pub async fn wait_for(
+        &mut self,
+        f: impl FnMut(&T) -> bool,
+    ) -> Result<Ref<'_, T>, error::RecvError> {
+        crate::tokio::coop::cooperative(self.wait_for_inner(f)).await
+    }
+
+    async fn wait_for_inner(
         &mut self,
         mut f: impl FnMut(&T) -> bool,
     ) -> Result<Ref<'_, T>, error::RecvError> {

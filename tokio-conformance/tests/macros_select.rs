@@ -744,7 +744,6 @@ async fn temporary_lifetime_extension() {
     }
 }
 
-#[cfg(any())] // not ported: needs tokio::task::coop (cooperative budget)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn select_is_budget_aware() {
     const BUDGET: usize = 128;

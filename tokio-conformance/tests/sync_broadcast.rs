@@ -644,7 +644,6 @@ async fn send_in_waker_drop() {
 }
 
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
-#[ignore = "needs tokio's cooperative budget (recv in a loop never returns Pending; an endless loop that never yields, cut as a step-bound)"]
 async fn receiver_recv_is_cooperative() {
     let (tx, mut rx) = broadcast::channel(8);
 

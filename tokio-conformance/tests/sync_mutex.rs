@@ -175,7 +175,7 @@ async fn mutex_debug() {
     assert_eq!(format!("{m:?}"), r#"Mutex { data: <locked> }"#)
 }
 
-#[cfg(any())] // not ported: needs tokio::task::coop (cooperative budget)
+#[cfg(any())] // not ported: counts on tokio deferring the wake of a spent budget (braid wakes at once)
 #[cfg(not(target_family = "wasm"))]
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn mutex_fifo_with_coop_budget() {
@@ -200,7 +200,7 @@ async fn mutex_fifo_with_coop_budget() {
     assert!(!t_b.is_woken());
 }
 
-#[cfg(any())] // not ported: needs tokio::task::coop (cooperative budget)
+#[cfg(any())] // not ported: counts on tokio deferring the wake of a spent budget (braid wakes at once)
 #[cfg(not(target_family = "wasm"))]
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn mutex_coop_drop_after_take_permit() {

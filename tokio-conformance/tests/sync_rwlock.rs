@@ -56,22 +56,27 @@ async fn read_exclusive_pending() {
 // should be made available when one of the shared accesses is dropped
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn exhaust_reading() {
-    let rwlock = RwLock::with_max_readers(100, 1024);
-    let mut reads = Vec::new();
-    loop {
-        let mut t = spawn(rwlock.read());
-        match t.poll() {
-            Poll::Ready(guard) => reads.push(guard),
-            Poll::Pending => break,
+    // A `#[test]` in tokio, outside any runtime: no cooperative budget. Its 1,024 reads in one
+    // poll would spend a task's 128.
+    tokio::task::coop::unconstrained(async {
+        let rwlock = RwLock::with_max_readers(100, 1024);
+        let mut reads = Vec::new();
+        loop {
+            let mut t = spawn(rwlock.read());
+            match t.poll() {
+                Poll::Ready(guard) => reads.push(guard),
+                Poll::Pending => break,
+            }
         }
-    }
 
-    let mut t1 = spawn(rwlock.read());
-    assert_pending!(t1.poll());
-    let g2 = reads.pop().unwrap();
-    drop(g2);
-    assert!(t1.is_woken());
-    let _g1 = assert_ready!(t1.poll());
+        let mut t1 = spawn(rwlock.read());
+        assert_pending!(t1.poll());
+        let g2 = reads.pop().unwrap();
+        drop(g2);
+        assert!(t1.is_woken());
+        let _g1 = assert_ready!(t1.poll());
+    })
+    .await
 }
 
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]

@@ -371,7 +371,6 @@ async fn receiver_is_notified_when_last_sender_is_dropped() {
 }
 
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
-#[ignore = "needs tokio's cooperative budget (the loop never yields; an endless loop that never yields, cut as a step-bound)"]
 async fn receiver_changed_is_cooperative() {
     let (tx, mut rx) = watch::channel(());
 
@@ -389,7 +388,6 @@ async fn receiver_changed_is_cooperative() {
 }
 
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
-#[ignore = "needs tokio's cooperative budget (the loop never yields; an endless loop that never yields, cut as a step-bound)"]
 async fn receiver_changed_is_cooperative_ok() {
     let (tx, mut rx) = watch::channel(());
 
@@ -406,7 +404,6 @@ async fn receiver_changed_is_cooperative_ok() {
 }
 
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
-#[ignore = "needs tokio's cooperative budget (the loop never yields; an endless loop that never yields, cut as a step-bound)"]
 async fn receiver_wait_for_is_cooperative() {
     let (tx, mut rx) = watch::channel(0);
 
@@ -424,7 +421,6 @@ async fn receiver_wait_for_is_cooperative() {
 }
 
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
-#[ignore = "needs tokio's cooperative budget (the loop never yields; an endless loop that never yields, cut as a step-bound)"]
 async fn receiver_wait_for_is_cooperative_ok() {
     let (tx, mut rx) = watch::channel(0);
 
@@ -441,7 +437,6 @@ async fn receiver_wait_for_is_cooperative_ok() {
 }
 
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
-#[ignore = "needs tokio's cooperative budget (the loop never yields; an endless loop that never yields, cut as a step-bound)"]
 async fn sender_closed_is_cooperative() {
     let (tx, rx) = watch::channel(());
 

@@ -410,6 +410,7 @@ impl Execution {
             dropped: false,
             label: None,
             waits_on: Vec::new(),
+            poll: crate::rt::task::next_poll(),
         });
         let id = self.tasks.len() - 1;
         // The step the parent is taking (steps counts the steps granted so far).

@@ -12,6 +12,7 @@ use std::task::{Context, Poll, Waker};
 
 use super::coroutine::{Slice, Stackful};
 use super::execution::Execution;
+use super::op::Op;
 use super::point::park;
 use super::task::TaskState;
 use super::with_exec;
@@ -284,23 +285,11 @@ fn after_slice(ex: &mut Execution, id: TaskId, ran: Ran) -> Next {
     match ran {
         // Parked at its point (`park_here`) and another task was picked.
         Ran::Pending if parked_already => Next::Wait,
-        Ran::Pending => match request {
-            Some((op, token)) => match park(ex, id, op, token) {
-                true => Next::Again,
-                false => Next::Wait,
-            },
-            None if ex.take_reschedule() => {
-                // It keeps the baton: resumed once a crash's victims are dropped (see `node`).
-                ex.tasks[id.0].state = TaskState::Granted;
-                ex.hand_to(id);
-                Next::Wait
-            }
-            None => {
-                // Pending without a request: blocked on its waker.
-                ex.block_current();
-                Next::Wait
-            }
-        },
+        Ran::Pending => {
+            // Its future's poll returned: the next slice polls it anew.
+            ex.tasks[id.0].poll = super::task::next_poll();
+            after_pending(ex, id, request)
+        }
         Ran::Finished => {
             ex.task_finished(id);
             Next::Done
@@ -310,6 +299,28 @@ fn after_slice(ex: &mut Execution, id: TaskId, ran: Ran) -> Next {
             Next::Done
         }
         Ran::Abandoned => Next::Done,
+    }
+}
+
+/// A task whose future's poll returned `Pending`: parked on the request its poll made, kept
+/// running past a crash, or blocked on its waker.
+fn after_pending(ex: &mut Execution, id: TaskId, request: Option<(Op, u64)>) -> Next {
+    match request {
+        Some((op, token)) => match park(ex, id, op, token) {
+            true => Next::Again,
+            false => Next::Wait,
+        },
+        None if ex.take_reschedule() => {
+            // It keeps the baton: resumed once a crash's victims are dropped (see `node`).
+            ex.tasks[id.0].state = TaskState::Granted;
+            ex.hand_to(id);
+            Next::Wait
+        }
+        None => {
+            // Pending without a request: blocked on its waker.
+            ex.block_current();
+            Next::Wait
+        }
     }
 }
 

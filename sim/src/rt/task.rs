@@ -54,6 +54,23 @@ pub(crate) struct Task {
     /// What it waits on while blocked on its waker, as the primitive said (see
     /// `Execution::waits_on`).
     pub waits_on: Vec<WaitsOn>,
+    /// Its current top-level poll, by a number no other poll on this thread has had (see
+    /// `next_poll`).
+    pub poll: u64,
+}
+
+thread_local! {
+    static POLLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A number for a task's next top-level poll, never given before on this thread (in any run):
+/// what is kept per poll (tokio's cooperative budget, `sim::current_poll`) is told apart by it,
+/// though a stackful task parks in the middle of a poll while others run.
+pub(crate) fn next_poll() -> u64 {
+    POLLS.with(|n| {
+        n.set(n.get() + 1);
+        n.get()
+    })
 }
 
 /// Where a task is, as the baton sees it (shuttle's `TaskState`).

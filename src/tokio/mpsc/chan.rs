@@ -192,16 +192,19 @@ impl<T> Chan<T> {
         cx: &mut Context<'_>,
         at: Option<&'static Location<'static>>,
     ) -> Poll<Option<T>> {
+        let coop = std::task::ready!(crate::tokio::coop::poll_proceed(cx));
         let idle = self.idle();
         let empty = match self.pop() {
             Ok(v) => {
                 self.free_slot();
+                coop.made_progress();
                 return Poll::Ready(Some(v));
             }
             Err(empty) => empty,
         };
         let closed = self.nobody_sends(empty.rx_closed);
         if closed && empty.unreserved && idle {
+            coop.made_progress();
             return Poll::Ready(None);
         }
         let stale = self.rx_waker.with_mut(|w| w.0.replace(cx.waker().clone()));

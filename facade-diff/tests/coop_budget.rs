@@ -1,0 +1,176 @@
+//! tokio's cooperative budget, the facade against the real thing: each program is written once
+//! over `rt` and run on tokio's current-thread runtime and under braid (every schedule of a
+//! sample); it returns what the budget decided (how many operations one poll made, whether
+//! budget was left), which must be the same on both.
+
+/// The programs, once over each runtime.
+macro_rules! programs {
+    ($($side:ident: [$($rt:tt)+];)*) => {$(
+        mod $side {
+            use std::cell::Cell;
+            use $($rt)+ as rt;
+
+            /// A biased `select!` around a loop whose receives are always ready: the loop runs
+            /// until the budget ends its poll; the yield wins at the select's second poll.
+            pub async fn busy_loop_in_select() -> u32 {
+                let (tx, mut rx) = rt::sync::mpsc::unbounded_channel();
+                let received = Cell::new(0);
+                rt::select! {
+                    biased;
+                    _ = async {
+                        loop {
+                            tx.send(()).unwrap();
+                            rx.recv().await.unwrap();
+                            received.set(received.get() + 1);
+                        }
+                    } => unreachable!(),
+                    _ = rt::task::yield_now() => {}
+                }
+                received.get()
+            }
+
+            /// Budget units one poll has: `consume_budget` until none is left.
+            pub async fn units_in_a_poll() -> u32 {
+                let mut units = 0;
+                while rt::task::coop::has_budget_remaining() {
+                    rt::task::coop::consume_budget().await;
+                    units += 1;
+                }
+                units
+            }
+
+            /// `unconstrained` spends nothing: a loop of 300 ready receives inside it, then
+            /// the poll's units as before.
+            pub async fn unconstrained_spends_nothing() -> u32 {
+                let (tx, mut rx) = rt::sync::mpsc::unbounded_channel();
+                rt::task::coop::unconstrained(async {
+                    for _ in 0..300 {
+                        tx.send(()).unwrap();
+                        rx.recv().await.unwrap();
+                    }
+                })
+                .await;
+                units_in_a_poll().await
+            }
+
+            /// A receive that finds nothing gives its unit back: 300 empty `try`s through
+            /// `poll_recv` in one poll, then the poll's units.
+            pub async fn pending_gives_back() -> u32 {
+                let (_tx, mut rx) = rt::sync::mpsc::unbounded_channel::<()>();
+                for _ in 0..300 {
+                    let polled = std::future::poll_fn(|cx| {
+                        std::task::Poll::Ready(rx.poll_recv(cx).is_pending())
+                    })
+                    .await;
+                    assert!(polled);
+                }
+                units_in_a_poll().await
+            }
+
+            /// A set of 200 finished tasks joined in a loop: the budget ends polls on the way,
+            /// and every task is joined.
+            pub async fn join_set_drains() -> u32 {
+                let mut set = rt::task::JoinSet::new();
+                for i in 0..200u32 {
+                    set.spawn(async move { i });
+                }
+                let mut sum = 0;
+                while let Some(v) = set.join_next().await {
+                    sum += v.unwrap();
+                }
+                sum
+            }
+
+            /// Handles of finished tasks awaited one after another in one poll: each takes a
+            /// unit, so the 129th waits for the next poll; all 200 are joined.
+            pub async fn join_handles_in_a_row() -> u32 {
+                let handles: Vec<_> = (0..200u32).map(|i| rt::spawn(async move { i })).collect();
+                let mut sum = 0;
+                for h in handles {
+                    sum += h.await.unwrap();
+                }
+                sum
+            }
+
+            /// A watch receiver's `changed` on a closed channel, in a biased select with a
+            /// yield: as tokio's own `receiver_changed_is_cooperative`, counting the errors.
+            pub async fn watch_changed_loop() -> u32 {
+                let (tx, mut rx) = rt::sync::watch::channel(());
+                drop(tx);
+                let errors = Cell::new(0);
+                rt::select! {
+                    biased;
+                    _ = async {
+                        loop {
+                            assert!(rx.changed().await.is_err());
+                            errors.set(errors.get() + 1);
+                        }
+                    } => unreachable!(),
+                    _ = rt::task::yield_now() => {}
+                }
+                errors.get()
+            }
+        }
+    )*};
+}
+
+programs! {
+    real: [tokio];
+    braided: [braid::tokio];
+}
+
+/// What the program returns on tokio's current-thread runtime.
+fn on_tokio<F: std::future::Future<Output = u32>>(program: impl FnOnce() -> F) -> u32 {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(program())
+}
+
+/// Checks that braid gives what tokio gave, on every schedule of a sample.
+fn same<F>(name: &str, expected: u32, program: fn() -> F)
+where
+    F: std::future::Future<Output = u32> + 'static,
+{
+    let report = braid::check(move || async move {
+        assert_eq!(program().await, expected);
+    })
+    .name(name)
+    .runs(50)
+    .run();
+    assert!(
+        matches!(report.outcome, braid::Outcome::Holds { .. }),
+        "{name}: tokio gave {expected}, braid: {:?}",
+        report.outcome
+    );
+}
+
+macro_rules! compare {
+    ($($program:ident),* $(,)?) => {$(
+        #[test]
+        fn $program() {
+            let expected = on_tokio(real::$program);
+            same(stringify!($program), expected, braided::$program);
+        }
+    )*};
+}
+
+compare!(
+    busy_loop_in_select,
+    units_in_a_poll,
+    unconstrained_spends_nothing,
+    pending_gives_back,
+    join_set_drains,
+    join_handles_in_a_row,
+    watch_changed_loop,
+);
+
+/// The numbers the comparisons rest on, as tokio gives them (so that a facade and a tokio that
+/// both lost the budget could not agree on nothing).
+#[test]
+fn tokio_gives_the_budget_it_documents() {
+    assert_eq!(on_tokio(real::units_in_a_poll), 128);
+    assert_eq!(on_tokio(real::unconstrained_spends_nothing), 128);
+    assert_eq!(on_tokio(real::pending_gives_back), 128);
+    assert_eq!(on_tokio(real::busy_loop_in_select), 256);
+}
