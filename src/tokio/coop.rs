@@ -25,6 +25,17 @@ struct Slot {
     unconstrained: u32,
 }
 
+impl Slot {
+    /// The whole budget, at the start of poll `poll`.
+    fn fresh(poll: u64) -> Slot {
+        Slot {
+            poll,
+            left: INITIAL,
+            unconstrained: 0,
+        }
+    }
+}
+
 thread_local! {
     /// By task number. A slot of an earlier poll (or run) is stale: its poll number differs.
     static BUDGETS: RefCell<Vec<Slot>> = const { RefCell::new(Vec::new()) };
@@ -36,23 +47,25 @@ fn with_budget<R>(f: impl FnOnce(&mut Slot) -> R) -> Option<R> {
     BUDGETS.with(|b| {
         let mut b = b.borrow_mut();
         if b.len() <= task.0 {
-            let stale = Slot {
-                poll: 0,
-                left: INITIAL,
-                unconstrained: 0,
-            };
-            b.resize(task.0 + 1, stale);
+            // Poll numbers start at 1: these are stale.
+            b.resize(task.0 + 1, Slot::fresh(0));
         }
         let slot = &mut b[task.0];
         if slot.poll != poll {
-            *slot = Slot {
-                poll,
-                left: INITIAL,
-                unconstrained: 0,
-            };
+            *slot = Slot::fresh(poll);
         }
         Some(f(slot))
     })
+}
+
+/// `f` on the running task's budget if its poll is still `poll` (what a guard made in that
+/// poll gives back is void once the task has been polled anew).
+fn in_poll(poll: u64, f: impl FnOnce(&mut Slot)) {
+    let _ = with_budget(|slot| {
+        if slot.poll == poll {
+            f(slot);
+        }
+    });
 }
 
 /// Gives back the budget an operation took, unless it made progress (tokio's): an operation
@@ -75,11 +88,7 @@ impl RestoreOnPending {
 impl Drop for RestoreOnPending {
     fn drop(&mut self) {
         if let Some((poll, left)) = self.before.get() {
-            let _ = with_budget(|slot| {
-                if slot.poll == poll {
-                    slot.left = left;
-                }
-            });
+            in_poll(poll, |slot| slot.left = left);
         }
     }
 }
@@ -109,7 +118,7 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
 
 /// `Pending` (the task woken) when the running task has no budget left: where tokio's
 /// `select!` begins each poll, so that it does not poll branches that could not go on.
-pub fn poll_budget_available(cx: &mut Context<'_>) -> Poll<()> {
+pub fn poll_budget_available(cx: &Context<'_>) -> Poll<()> {
     if has_budget_remaining() {
         Poll::Ready(())
     } else {
@@ -184,12 +193,11 @@ impl<F: Future> Future for Unconstrained<F> {
         struct Stretch(Option<u64>);
         impl Drop for Stretch {
             fn drop(&mut self) {
-                let Some(poll) = self.0 else { return };
-                let _ = with_budget(|slot| {
-                    if slot.poll == poll {
-                        slot.unconstrained = slot.unconstrained.saturating_sub(1);
-                    }
-                });
+                if let Some(poll) = self.0 {
+                    in_poll(poll, |slot| {
+                        slot.unconstrained = slot.unconstrained.saturating_sub(1)
+                    });
+                }
             }
         }
         let _stretch = Stretch(with_budget(|slot| {

@@ -140,10 +140,7 @@ impl<T> JoinSet<T> {
                 return Poll::Ready(Some(out));
             }
             if let Some(cx) = cx.as_deref() {
-                if !super::coop::has_budget_remaining() {
-                    cx.waker().wake_by_ref();
-                    return Poll::Pending;
-                }
+                std::task::ready!(super::coop::poll_budget_available(cx));
             }
         }
         if let Some(cx) = cx {
