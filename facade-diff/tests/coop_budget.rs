@@ -110,6 +110,106 @@ macro_rules! programs {
                 }
                 errors.get()
             }
+
+            /// 100 one-byte reads of bytes already there, in a fresh poll, then the units
+            /// left: each read takes one, as tokio's socket registration does.
+            pub async fn tcp_reads_spend() -> u32 {
+                use rt::io::{AsyncReadExt, AsyncWriteExt};
+                let listener = rt::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let addr = listener.local_addr().unwrap();
+                let mut client = rt::net::TcpStream::connect(addr).await.unwrap();
+                let (mut server, _) = listener.accept().await.unwrap();
+                client.write_all(&[7; 101]).await.unwrap();
+                let mut one = [0; 1];
+                server.read_exact(&mut one).await.unwrap();
+                rt::task::yield_now().await;
+                for _ in 0..100 {
+                    server.read_exact(&mut one).await.unwrap();
+                }
+                units_in_a_poll().await
+            }
+
+            /// 100 one-byte writes in a fresh poll, then the units left.
+            pub async fn tcp_writes_spend() -> u32 {
+                use rt::io::AsyncWriteExt;
+                let listener = rt::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let addr = listener.local_addr().unwrap();
+                let mut client = rt::net::TcpStream::connect(addr).await.unwrap();
+                let (_server, _) = listener.accept().await.unwrap();
+                rt::task::yield_now().await;
+                for _ in 0..100 {
+                    client.write_all(&[7]).await.unwrap();
+                }
+                units_in_a_poll().await
+            }
+
+            /// Three connections accepted in a fresh poll, then the units left.
+            pub async fn tcp_accepts_spend() -> u32 {
+                let listener = rt::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let addr = listener.local_addr().unwrap();
+                let mut clients = Vec::new();
+                for _ in 0..3 {
+                    clients.push(rt::net::TcpStream::connect(addr).await.unwrap());
+                }
+                let (first, _) = listener.accept().await.unwrap();
+                rt::task::yield_now().await;
+                let mut accepted = vec![first];
+                for _ in 0..2 {
+                    accepted.push(listener.accept().await.unwrap().0);
+                }
+                units_in_a_poll().await
+            }
+
+            /// A datagram received in a fresh poll (or in the poll it arrives in), then 100
+            /// sent, then the units left: each takes one, as tokio's socket registration does.
+            pub async fn udp_recv_and_sends_spend() -> u32 {
+                let a = rt::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                let b = rt::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                let to = b.local_addr().unwrap();
+                a.send_to(&[1], to).await.unwrap();
+                rt::task::yield_now().await;
+                let mut buf = [0; 8];
+                b.recv_from(&mut buf).await.unwrap();
+                for i in 0..100u8 {
+                    a.send_to(&[i], to).await.unwrap();
+                }
+                units_in_a_poll().await
+            }
+
+            /// A task reading a closed connection in a loop (each read ready, at the end)
+            /// stops when aborted: the budget ends its poll, where an abort takes effect.
+            pub async fn abort_stops_a_read_loop() -> u32 {
+                use rt::io::AsyncReadExt;
+                let listener = rt::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let addr = listener.local_addr().unwrap();
+                let client = rt::net::TcpStream::connect(addr).await.unwrap();
+                let (mut server, _) = listener.accept().await.unwrap();
+                drop(client);
+                let reader = rt::spawn(async move {
+                    let mut buf = [0; 8];
+                    loop {
+                        let _ = server.read(&mut buf).await;
+                    }
+                });
+                rt::task::yield_now().await;
+                reader.abort();
+                u32::from(reader.await.unwrap_err().is_cancelled())
+            }
+
+            /// A barrier of two: a waiter's wake takes a unit in the poll it is released in,
+            /// the leader's arrival none. The units left then, plus one for a waiter: the
+            /// same whichever task arrives first.
+            pub async fn barrier_waiter_spends() -> u32 {
+                let barrier = std::sync::Arc::new(rt::sync::Barrier::new(2));
+                let other = barrier.clone();
+                let task = rt::spawn(async move {
+                    other.wait().await;
+                });
+                let leader = barrier.wait().await.is_leader();
+                let units = units_in_a_poll().await;
+                task.await.unwrap();
+                units + u32::from(!leader)
+            }
         }
     )*};
 }
@@ -122,6 +222,7 @@ programs! {
 /// What the program returns on tokio's current-thread runtime.
 fn on_tokio<F: std::future::Future<Output = u32>>(program: impl FnOnce() -> F) -> u32 {
     tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .unwrap()
         .block_on(program())
@@ -163,6 +264,12 @@ compare!(
     join_set_drains,
     join_handles_in_a_row,
     watch_changed_loop,
+    tcp_reads_spend,
+    tcp_writes_spend,
+    tcp_accepts_spend,
+    udp_recv_and_sends_spend,
+    barrier_waiter_spends,
+    abort_stops_a_read_loop,
 );
 
 /// The numbers the comparisons rest on, as tokio gives them (so that a facade and a tokio that
@@ -173,4 +280,10 @@ fn tokio_gives_the_budget_it_documents() {
     assert_eq!(on_tokio(real::unconstrained_spends_nothing), 128);
     assert_eq!(on_tokio(real::pending_gives_back), 128);
     assert_eq!(on_tokio(real::busy_loop_in_select), 256);
+    assert_eq!(on_tokio(real::tcp_reads_spend), 28);
+    assert_eq!(on_tokio(real::tcp_writes_spend), 28);
+    assert_eq!(on_tokio(real::tcp_accepts_spend), 126);
+    assert_eq!(on_tokio(real::udp_recv_and_sends_spend), 27);
+    assert_eq!(on_tokio(real::barrier_waiter_spends), 128);
+    assert_eq!(on_tokio(real::abort_stops_a_read_loop), 1);
 }

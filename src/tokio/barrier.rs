@@ -1,15 +1,17 @@
 //! `tokio::sync::Barrier`: `n` tasks wait until all `n` have arrived; one of them, the last to
 //! arrive, is told it is the leader. Arriving is a write the other tasks can observe, so it is a
-//! scheduling point, and a waiting task stores its waker and returns `Pending`, as tokio's.
+//! scheduling point, and a waiting task stores its waker and returns `Pending`, as tokio's. A
+//! waiter spends the cooperative budget as tokio's does through the watch channel it waits on.
 
 use std::fmt;
 use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 use sim::sync::Shared;
 
+use super::coop;
 use super::wait_list::{wake_all, WaitList};
 
 /// The count of tasks that arrived in this generation, and the generation (a release starts
@@ -121,12 +123,24 @@ impl Future for Wait<'_> {
                     }
                     Ok(generation) => {
                         this.generation = Some(generation);
+                        // tokio's waiter now polls its watch channel, which takes a unit of
+                        // budget: kept for the earlier generation's value it finds at once
+                        // (after the first), given back for the wait (or the task woken when
+                        // none is left).
+                        if generation > 0 {
+                            if let Poll::Ready(coop) = coop::poll_proceed(cx) {
+                                coop.made_progress();
+                            }
+                        }
+                        let _ = coop::poll_proceed(cx);
                         state.waiting("wait", "the others not arrived");
                         Poll::Pending
                     }
                 }
             }
             Some(generation) => {
+                // tokio's waiter polls its watch channel, which takes a unit of budget first.
+                let coop = ready!(coop::poll_proceed(cx));
                 state.read_point_as("wait");
                 let mut stale = None;
                 let released = state.with_mut(|c| {
@@ -139,6 +153,7 @@ impl Future for Wait<'_> {
                 drop(stale);
                 if released {
                     this.ticket = None;
+                    coop.made_progress();
                     Poll::Ready(BarrierWaitResult(false))
                 } else {
                     state.waiting("wait", "the others not arrived");

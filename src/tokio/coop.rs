@@ -83,6 +83,14 @@ impl RestoreOnPending {
     pub fn made_progress(&self) {
         self.before.set(None);
     }
+
+    /// The operation's result, its unit kept spent if it is ready (and given back if not).
+    pub(crate) fn settle<T>(self, result: Poll<T>) -> Poll<T> {
+        if result.is_ready() {
+            self.made_progress();
+        }
+        result
+    }
 }
 
 impl Drop for RestoreOnPending {

@@ -24,10 +24,10 @@ macro_rules! write_via_side {
         impl tokio::io::AsyncWrite for $t {
             fn poll_write(
                 self: std::pin::Pin<&mut Self>,
-                _cx: &mut std::task::Context<'_>,
+                cx: &mut std::task::Context<'_>,
                 buf: &[u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                self.side.poll_write(buf)
+                self.side.poll_write(cx, buf)
             }
 
             fn poll_flush(

@@ -5,10 +5,11 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 use super::addr::{addresses, ToSocketAddrs};
 use super::tcp_stream::TcpStream;
+use crate::tokio::coop;
 use crate::world::network::{network, Listener};
 
 /// A listening socket, as tokio's.
@@ -36,15 +37,23 @@ impl TcpListener {
     /// Waits for the next connection: the stream and the connecting side's address.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         self.inner.backlog.write_point_as("accept");
-        let conn = std::future::poll_fn(|cx| self.inner.poll_accept(cx)).await?;
+        let conn = std::future::poll_fn(|cx| {
+            // tokio's takes a unit of budget once the listener is ready, before its accept.
+            let coop = ready!(coop::poll_proceed(cx));
+            coop.settle(self.inner.poll_accept(cx))
+        })
+        .await?;
         let peer = conn.addrs[0];
         Ok((TcpStream::new(conn, 1), peer))
     }
 
-    /// Polls for the next connection (each poll a scheduling point).
+    /// Polls for the next connection (each poll a scheduling point, after a unit of the
+    /// task's cooperative budget, as tokio's readiness check takes one).
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        let coop = ready!(coop::poll_proceed(cx));
         self.inner.backlog.write_point_as("poll_accept");
-        self.inner.poll_accept(cx).map_ok(|conn| {
+        let accepted = coop.settle(self.inner.poll_accept(cx));
+        accepted.map_ok(|conn| {
             let peer = conn.addrs[0];
             (TcpStream::new(conn, 1), peer)
         })

@@ -1,18 +1,20 @@
 //! `TcpStream`: one side of a simulated connection. Each read and write poll is a scheduling
 //! point (a system call another thread can race with in tokio), right before it touches the
-//! connection.
+//! connection. Each takes a unit of the task's cooperative budget first, as tokio's I/O
+//! registration does: with none left it returns `Pending` without the system call.
 
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 use tokio::io::ReadBuf;
 
 use super::addr::{addresses, ToSocketAddrs};
 use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
+use crate::tokio::coop;
 use crate::world::hosts;
 use crate::world::network::{network, Conn};
 
@@ -29,12 +31,14 @@ impl Side {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        let coop = ready!(coop::poll_proceed(cx));
         let pipe = &self.conn.pipes[1 - self.side];
         pipe.state.write_point_as("read");
-        pipe.poll_read(cx, buf)
+        coop.settle(pipe.poll_read(cx, buf))
     }
 
-    pub(super) fn poll_write(&self, buf: &[u8]) -> Poll<io::Result<usize>> {
+    pub(super) fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        ready!(coop::poll_proceed(cx)).made_progress();
         let pipe = &self.conn.pipes[self.side];
         pipe.state.write_point_as("write");
         // A reset not reported yet is this write's error (Linux's pending socket error).
@@ -96,6 +100,8 @@ impl TcpStream {
     /// listens there.
     pub async fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
         let addrs = addresses(&addr)?;
+        // tokio's waits for the socket to be writable, which takes a unit of budget.
+        coop::consume_budget().await;
         let net = network();
         net.point("connect");
         let mut last = None;

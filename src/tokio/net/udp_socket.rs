@@ -6,8 +6,10 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::ready;
 
 use super::addr::{addresses, ToSocketAddrs};
+use crate::tokio::coop;
 use crate::world::datagram::Port;
 use crate::world::network::network;
 
@@ -43,6 +45,8 @@ impl UdpSocket {
     /// fault); the send succeeds all the same, as UDP's does.
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
         let to = addresses(&target)?[0];
+        // tokio's takes a unit of budget before its send (with none left, it yields first).
+        coop::consume_budget().await;
         self.port.mailbox.write_point_as("send_to");
         network().send_udp(&self.port, to, buf)?;
         Ok(buf.len())
@@ -51,7 +55,12 @@ impl UdpSocket {
     /// Waits for the next datagram: its length (truncated to `buf`) and its sender.
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         self.port.mailbox.write_point_as("recv_from");
-        std::future::poll_fn(|cx| self.port.poll_recv(cx, buf)).await
+        std::future::poll_fn(|cx| {
+            // tokio's takes a unit of budget once a datagram is there, before its receive.
+            let coop = ready!(coop::poll_proceed(cx));
+            coop.settle(self.port.poll_recv(cx, buf))
+        })
+        .await
     }
 
     /// Sets the peer `send` sends to and `recv` takes from.
