@@ -24,9 +24,10 @@
 //!     that a crate's binaries build, and run, under the cfg; a program is explored through its
 //!     tests, not its `main`.
 //!
-//! What the facade has is what `braid::tokio` has: tokio's I/O (`net`, `fs`, `io`, `process`,
-//! `signal`) and `runtime` are not there, so code that uses them does not build under the cfg
-//! (a test double stands for I/O: see the README).
+//! What the facade has is what `braid::tokio` has, simulated I/O included (`net`: TCP and UDP
+//! between simulated hosts; `fs`: each host's disk; `io`: tokio's traits and utilities).
+//! tokio's `process`, `signal` and `runtime` are not there, so code that uses them does not
+//! build under the cfg (a test double stands for them: see the README).
 
 #[cfg(not(madsim))]
 pub use tokio::*;

@@ -1,7 +1,7 @@
-//! tokio's cooperative budget, the facade against the real thing: each program is written once
-//! over `rt` and run on tokio's current-thread runtime and under braid (every schedule of a
-//! sample); it returns what the budget decided (how many operations one poll made, whether
-//! budget was left), which must be the same on both.
+//! tokio's cooperative budget (and its timers' deadlines), the facade against the real thing:
+//! each program is written once over `rt` and run on tokio's current-thread runtime and under
+//! braid (every schedule of a sample); it returns what the budget decided (how many operations
+//! one poll made, whether budget was left), which must be the same on both.
 
 /// The programs, once over each runtime.
 macro_rules! programs {
@@ -196,6 +196,44 @@ macro_rules! programs {
                 u32::from(reader.await.unwrap_err().is_cancelled())
             }
 
+            /// A sleep that has ended, polled 100 times more in a fresh poll: each poll takes
+            /// a unit, as tokio's timer does.
+            pub async fn sleeps_spend() -> u32 {
+                let mut sleep = Box::pin(rt::time::sleep(std::time::Duration::from_millis(1)));
+                sleep.as_mut().await;
+                rt::task::yield_now().await;
+                for _ in 0..100 {
+                    sleep.as_mut().await;
+                }
+                units_in_a_poll().await
+            }
+
+            /// A timeout whose deadline has come, around a loop that always spends the
+            /// budget: the timeout looks at its deadline without a budget, so it elapses.
+            pub async fn timeout_of_a_busy_loop_elapses() -> u32 {
+                let (tx, mut rx) = rt::sync::mpsc::unbounded_channel();
+                let busy = async {
+                    loop {
+                        tx.send(()).unwrap();
+                        rx.recv().await.unwrap();
+                    }
+                };
+                let timed = rt::time::timeout_at(rt::time::Instant::now(), busy).await;
+                u32::from(timed.is_err())
+            }
+
+            /// A sleep's deadline counts from when it is made, not from its first poll: made,
+            /// then 5 ms of another sleep, then awaited, it waits 5 ms more, not 10. Returns
+            /// whether it waited less than 8 ms (tokio's clock is real).
+            pub async fn sleep_counts_from_its_making() -> u32 {
+                let ms = std::time::Duration::from_millis;
+                let later = rt::time::sleep(ms(10));
+                rt::time::sleep(ms(5)).await;
+                let before = rt::time::Instant::now();
+                later.await;
+                u32::from(before.elapsed() < ms(8))
+            }
+
             /// A barrier of two: a waiter's wake takes a unit in the poll it is released in,
             /// the leader's arrival none. The units left then, plus one for a waiter: the
             /// same whichever task arrives first.
@@ -270,6 +308,9 @@ compare!(
     udp_recv_and_sends_spend,
     barrier_waiter_spends,
     abort_stops_a_read_loop,
+    sleeps_spend,
+    timeout_of_a_busy_loop_elapses,
+    sleep_counts_from_its_making,
 );
 
 /// The numbers the comparisons rest on, as tokio gives them (so that a facade and a tokio that
@@ -286,4 +327,6 @@ fn tokio_gives_the_budget_it_documents() {
     assert_eq!(on_tokio(real::udp_recv_and_sends_spend), 27);
     assert_eq!(on_tokio(real::barrier_waiter_spends), 128);
     assert_eq!(on_tokio(real::abort_stops_a_read_loop), 1);
+    assert_eq!(on_tokio(real::sleeps_spend), 28);
+    assert_eq!(on_tokio(real::timeout_of_a_busy_loop_elapses), 1);
 }

@@ -36,6 +36,26 @@ impl Instant {
     pub fn checked_add(&self, d: Duration) -> Option<Instant> {
         self.0.checked_add(d).map(Instant)
     }
+
+    /// `self - d`, if it is not before the run began.
+    pub fn checked_sub(&self, d: Duration) -> Option<Instant> {
+        self.0.checked_sub(d).map(Instant)
+    }
+
+    /// The time from `earlier` to `self`, zero if `earlier` is later (as `duration_since`).
+    pub fn saturating_duration_since(&self, earlier: Instant) -> Duration {
+        self.duration_since(earlier)
+    }
+}
+
+/// `self - d`, or the run's beginning if that is earlier: virtual time starts at zero, so an
+/// instant "a second before now" in a run's first second is its first instant.
+impl std::ops::Sub<Duration> for Instant {
+    type Output = Instant;
+
+    fn sub(self, d: Duration) -> Instant {
+        Instant(self.0.saturating_sub(d))
+    }
 }
 
 impl std::ops::Add<Duration> for Instant {
@@ -54,7 +74,7 @@ impl std::ops::Sub<Instant> for Instant {
     }
 }
 
-/// Waits until `duration` of virtual time has passed.
+/// Waits until `duration` of virtual time has passed, counted from its first poll.
 pub fn sleep(duration: Duration) -> Sleep {
     Sleep {
         deadline: Deadline::After(duration),
@@ -74,8 +94,9 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 
 #[derive(Clone, Copy, Debug)]
 enum Deadline {
-    /// Relative to the first poll (as tokio's `sleep` is to its creation; the same in a
-    /// simulation, where no time passes between them unless a timer fires).
+    /// Relative to the first poll. tokio's `sleep` counts from its making, and so does the
+    /// tokio facade's (`braid::tokio::time`, which fixes the deadline when it makes its sleep);
+    /// the two differ when a task makes a sleep and waits on something else before polling it.
     After(Duration),
     At(Duration),
 }

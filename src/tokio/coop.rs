@@ -197,23 +197,29 @@ impl<F: Future> Future for Unconstrained<F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        /// Ends the unconstrained stretch however the poll ends (a panic, an unwound task).
-        struct Stretch(Option<u64>);
-        impl Drop for Stretch {
-            fn drop(&mut self) {
-                if let Some(poll) = self.0 {
-                    in_poll(poll, |slot| {
-                        slot.unconstrained = slot.unconstrained.saturating_sub(1)
-                    });
-                }
-            }
-        }
-        let _stretch = Stretch(with_budget(|slot| {
-            slot.unconstrained += 1;
-            slot.poll
-        }));
         // SAFETY: structural pinning: `inner` is never moved out.
         let inner = unsafe { self.map_unchecked_mut(|u| &mut u.inner) };
-        inner.poll(cx)
+        with_unconstrained(|| inner.poll(cx))
     }
+}
+
+/// Runs `f` without a budget: tokio's resources it polls never return `Pending` for want of
+/// one (for a `Timeout` whose future spent the last unit, to look at its deadline).
+pub(crate) fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
+    /// Ends the unconstrained stretch however `f` ends (a panic, an unwound task).
+    struct Stretch(Option<u64>);
+    impl Drop for Stretch {
+        fn drop(&mut self) {
+            if let Some(poll) = self.0 {
+                in_poll(poll, |slot| {
+                    slot.unconstrained = slot.unconstrained.saturating_sub(1)
+                });
+            }
+        }
+    }
+    let _stretch = Stretch(with_budget(|slot| {
+        slot.unconstrained += 1;
+        slot.poll
+    }));
+    f()
 }

@@ -102,7 +102,6 @@ mod select;
 mod semaphore;
 mod set_once;
 mod task_local;
-mod time_control;
 mod wait_list;
 mod watch;
 
@@ -320,20 +319,7 @@ pub mod sync {
     }
 }
 
-/// `tokio::time`, in virtual time.
-pub mod time {
-    pub use sim::time::{
-        interval, sleep, sleep_until, timeout, Elapsed, Instant, Interval, Sleep, Timeout,
-    };
-    pub use std::time::Duration;
-
-    pub use super::time_control::{advance, pause, resume, timeout_at};
-
-    /// `tokio::time::error`.
-    pub mod error {
-        pub use sim::time::Elapsed;
-    }
-}
+pub mod time;
 
 /// A std `Mutex` of the facade's own bookkeeping (a waker slot, a task's output), locked: a
 /// panic while it was held (a test failing and unwinding) leaves nothing worth refusing.

@@ -194,7 +194,6 @@ async fn sleep_same_task_no_poll() {
     .await;
 }
 
-#[cfg(any())] // not ported: needs time::interval_at and Interval::poll_tick (absent from sim::time)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn interval() {
     let start = Instant::now();
@@ -334,7 +333,6 @@ async fn advance_multi_with_timer() {
     assert_ready!(sleep.poll());
 }
 
-#[cfg(any())] // not ported: needs time::interval_at and Interval::poll_tick (absent from sim::time)
 fn poll_next(interval: &mut task::Spawn<time::Interval>) -> Poll<Instant> {
     interval.enter(|cx, mut interval| interval.poll_tick(cx))
 }

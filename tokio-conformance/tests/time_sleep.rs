@@ -87,7 +87,6 @@ async fn delayed_sleep_wrapping_level_0() {
     assert_elapsed!(now, ms(60));
 }
 
-#[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reset_future_sleep_before_fire() {
     time::pause();
@@ -105,7 +104,6 @@ async fn reset_future_sleep_before_fire() {
     assert_elapsed!(now, ms(200));
 }
 
-#[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reset_past_sleep_before_turn() {
     time::pause();
@@ -123,7 +121,6 @@ async fn reset_past_sleep_before_turn() {
     assert_elapsed!(now, ms(80));
 }
 
-#[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reset_past_sleep_before_fire() {
     time::pause();
@@ -143,7 +140,6 @@ async fn reset_past_sleep_before_fire() {
     assert_elapsed!(now, ms(80));
 }
 
-#[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reset_future_sleep_after_fire() {
     time::pause();
@@ -159,7 +155,6 @@ async fn reset_future_sleep_after_fire() {
     assert_elapsed!(now, ms(110));
 }
 
-#[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reset_sleep_to_past() {
     time::pause();
@@ -247,7 +242,6 @@ async fn long_sleeps() {
     assert!(tokio::time::Instant::now() <= deadline + Duration::from_millis(1));
 }
 
-#[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reset_after_firing() {
     let timer = tokio::time::sleep(std::time::Duration::from_millis(1));
@@ -336,7 +330,6 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-#[cfg(any())] // not ported: needs Sleep::reset (absent from sim::time)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_after_reschedule_at_new_scheduled_time() {
     use futures::poll;

@@ -21,7 +21,6 @@ async fn simultaneous_deadline_future_completion() {
     assert_ready_ok!(fut.poll());
 }
 
-#[cfg(any())] // not ported: needs Instant - Duration (absent from sim::time::Instant)
 #[cfg_attr(target_os = "wasi", ignore = "FIXME: `fut.poll()` panics on Wasi")]
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn completed_future_past_deadline() {

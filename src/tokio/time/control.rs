@@ -36,29 +36,3 @@ pub fn resume() {
 pub async fn advance(duration: Duration) {
     sim::time::sleep(duration).await;
 }
-
-/// Runs `future` with a deadline at `deadline`, as `tokio::time::timeout_at`: `Err(Elapsed)`
-/// if the deadline comes first. The deadline is turned into a duration from now when called
-/// (braid's `Timeout` counts from its first poll; called and first polled in the same step,
-/// as usual, the two agree).
-///
-/// ```
-/// use braid::tokio::time::{self, Duration, Instant};
-///
-/// braid::check(|| async {
-///     let deadline = Instant::now() + Duration::from_millis(10);
-///     let slow = time::sleep(Duration::from_millis(20));
-///     assert!(time::timeout_at(deadline, slow).await.is_err());
-///     assert_eq!(Instant::now(), deadline);
-/// })
-/// // On tokio's paused clock: a jump could take the clock past the deadline before main runs.
-/// .clock_jumps(0)
-/// .assert_holds();
-/// ```
-pub fn timeout_at<F: std::future::Future>(
-    deadline: sim::time::Instant,
-    future: F,
-) -> sim::time::Timeout<F> {
-    let now = sim::time::Instant::now();
-    sim::time::timeout(deadline.duration_since(now), future)
-}
