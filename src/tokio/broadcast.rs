@@ -24,6 +24,8 @@ struct Meta {
     /// read by all and go.
     positions: BTreeMap<u64, usize>,
     waiters: WaitList,
+    /// Senders awaiting `closed` (the last receiver's drop).
+    closed_waiters: WaitList,
 }
 
 impl Hash for Meta {
@@ -33,6 +35,7 @@ impl Hash for Meta {
         self.receivers.hash(state);
         self.positions.hash(state);
         self.waiters.len().hash(state);
+        self.closed_waiters.len().hash(state);
     }
 }
 
@@ -149,27 +152,40 @@ impl<T> Chan<T> {
 /// .assert_holds();
 /// ```
 pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
-    assert!(capacity > 0, "broadcast channel capacity cannot be zero");
-    assert!(
-        capacity <= usize::MAX >> 1,
-        "broadcast channel capacity exceeded `usize::MAX / 2`"
-    );
-    let capacity = capacity.next_power_of_two();
-    let chan = Arc::new(Chan {
-        meta: Shared::new(
-            sim::sync::auto_name("broadcast"),
-            Meta {
-                tail: 0,
-                senders: 1,
-                receivers: 1,
-                positions: BTreeMap::from([(0, 1)]),
-                waiters: WaitList::default(),
-            },
-        ),
-        buffer: Mutex::new(VecDeque::with_capacity(capacity)),
-        capacity,
-    });
+    let chan = Chan::new(capacity, 1);
     (Sender { chan: chan.clone() }, Receiver { chan, next: 0 })
+}
+
+impl<T> Chan<T> {
+    /// A channel of `capacity` (rounded up to a power of two), one sender and `receivers`
+    /// receivers reading from the start.
+    fn new(capacity: usize, receivers: usize) -> Arc<Chan<T>> {
+        assert!(capacity > 0, "broadcast channel capacity cannot be zero");
+        assert!(
+            capacity <= usize::MAX >> 1,
+            "broadcast channel capacity exceeded `usize::MAX / 2`"
+        );
+        let capacity = capacity.next_power_of_two();
+        let positions = match receivers {
+            0 => BTreeMap::new(),
+            n => BTreeMap::from([(0, n)]),
+        };
+        Arc::new(Chan {
+            meta: Shared::new(
+                sim::sync::auto_name("broadcast"),
+                Meta {
+                    tail: 0,
+                    senders: 1,
+                    receivers,
+                    positions,
+                    waiters: WaitList::default(),
+                    closed_waiters: WaitList::default(),
+                },
+            ),
+            buffer: Mutex::new(VecDeque::with_capacity(capacity)),
+            capacity,
+        })
+    }
 }
 
 /// The sending half (clone it for more senders).
@@ -178,6 +194,45 @@ pub struct Sender<T> {
 }
 
 impl<T> Sender<T> {
+    /// A channel of `capacity` with no receiver yet (`subscribe` makes them).
+    ///
+    /// # Panics
+    /// When `capacity` is 0.
+    pub fn new(capacity: usize) -> Self {
+        Sender {
+            chan: Chan::new(capacity, 0),
+        }
+    }
+
+    /// Waits until there is no receiver (the last one dropped, or none subscribed yet).
+    pub async fn closed(&self) {
+        let mut wait = Wait {
+            chan: &self.chan,
+            ticket: None,
+            list: |m| &mut m.closed_waiters,
+            drop_op: "drop closed",
+        };
+        self.chan.meta.read_point_as("closed");
+        std::future::poll_fn(|cx| {
+            let mut stale = None;
+            let closed = wait.chan.meta.with_mut(|m| {
+                if m.receivers == 0 {
+                    return true;
+                }
+                stale = m.closed_waiters.register(&mut wait.ticket, cx.waker());
+                false
+            });
+            drop(stale);
+            if closed {
+                wait.ticket = None;
+                return Poll::Ready(());
+            }
+            wait.chan.meta.waiting("closed", "a receiver is alive");
+            Poll::Pending
+        })
+        .await
+    }
+
     /// Sends `value` to every receiver; returns how many there are, or gives the value back
     /// when there is none (then it is not kept for later subscribers).
     pub fn send(&self, value: T) -> Result<usize, error::SendError<T>> {
@@ -275,18 +330,23 @@ pub struct Receiver<T> {
     next: u64,
 }
 
-/// A `recv` waiting: its waker leaves the list when it is dropped.
+/// A `recv` (or a sender's `closed`) waiting: its waker leaves its list when it is dropped.
 struct Wait<'a, T> {
     chan: &'a Chan<T>,
     ticket: Option<u64>,
+    /// The list: a receiver's `waiters`, or a sender's `closed_waiters`.
+    list: fn(&mut Meta) -> &mut WaitList,
+    /// Its drop's name in traces.
+    drop_op: &'static str,
 }
 
 impl<T> Drop for Wait<'_, T> {
     fn drop(&mut self) {
         if self.ticket.is_some() && sim::engine_running() {
             let ticket = self.ticket;
-            self.chan.meta.write_point_as("drop recv");
-            let stale = self.chan.meta.with_mut(|m| m.waiters.remove(ticket));
+            self.chan.meta.write_point_as(self.drop_op);
+            let list = self.list;
+            let stale = self.chan.meta.with_mut(|m| list(m).remove(ticket));
             drop(stale);
         }
     }
@@ -301,6 +361,8 @@ impl<T: Clone> Receiver<T> {
         let mut wait = Wait {
             chan: &self.chan,
             ticket: None,
+            list: |m| &mut m.waiters,
+            drop_op: "drop recv",
         };
         let next = &mut self.next;
         std::future::poll_fn(|cx| {
@@ -375,12 +437,17 @@ impl<T> Drop for Receiver<T> {
         if sim::engine_running() {
             self.chan.meta.write_point_as("drop receiver");
             let next = self.next;
-            self.chan.meta.with_mut(|m| {
+            let woken = self.chan.meta.with_mut(|m| {
                 m.receivers -= 1;
                 m.reposition(Some(next), None);
+                match m.receivers {
+                    0 => m.closed_waiters.take_all(),
+                    _ => Vec::new(),
+                }
             });
             // What only this receiver had left to read goes with it.
             self.chan.release_read();
+            wake_all(woken);
         }
     }
 }

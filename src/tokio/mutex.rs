@@ -193,6 +193,12 @@ impl<T: ?Sized> Drop for OwnedMutexGuard<T> {
     }
 }
 
+impl<T: ?Sized + fmt::Debug> fmt::Debug for OwnedMutexGuard<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// `try_lock` found the mutex held (or others waiting for it first).
 #[derive(Debug, PartialEq, Eq)]
 pub struct TryLockError(pub(super) ());

@@ -19,6 +19,8 @@ use sim::sync::Shared;
 enum Woken {
     /// By `notify_one`: the notification is its to consume, or to pass on if it is dropped.
     One,
+    /// By `notify_last`: the same, passed on to the last waiter.
+    Last,
     /// By `notify_waiters`.
     All,
 }
@@ -64,8 +66,20 @@ impl Hash for Core {
 impl Core {
     /// `notify_one`'s effect: the first waiter is woken, else the permit is stored.
     fn notify_one(&mut self) -> Option<Waker> {
-        match self.waiters.pop_front() {
-            Some(node) => node.wake(Woken::One),
+        let first = self.waiters.pop_front();
+        self.notify(first, Woken::One)
+    }
+
+    /// `notify_last`'s effect: the last waiter is woken, else the permit is stored.
+    fn notify_last(&mut self) -> Option<Waker> {
+        let last = self.waiters.pop_back();
+        self.notify(last, Woken::Last)
+    }
+
+    /// `waiter` woken `how`, or, if nobody waits, the permit stored.
+    fn notify(&mut self, waiter: Option<Arc<Node>>, how: Woken) -> Option<Waker> {
+        match waiter {
+            Some(node) => node.wake(how),
             None => {
                 self.permit = true;
                 None
@@ -114,6 +128,15 @@ impl Notify {
     pub fn notify_one(&self) {
         self.state.write_point_as("notify_one");
         if let Some(w) = self.state.with_mut(Core::notify_one) {
+            w.wake();
+        }
+    }
+
+    /// Wakes the task that started waiting last or, if none waits, stores a permit (tokio's
+    /// `notify_last`).
+    pub fn notify_last(&self) {
+        self.state.write_point_as("notify_last");
+        if let Some(w) = self.state.with_mut(Core::notify_last) {
             w.wake();
         }
     }
@@ -177,19 +200,31 @@ pub struct Notified<'a> {
     done: bool,
 }
 
-impl Future for Notified<'_> {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = &mut *self;
+impl Notified<'_> {
+    /// Queues it as a waiter now, as its first poll would, without a waker: from now on a
+    /// `notify_one` may choose it (tokio's `enable`). `true` if it is notified already, so
+    /// that its next poll completes.
+    pub fn enable(self: Pin<&mut Self>) -> bool {
+        let this = self.get_mut();
         if this.done {
+            return true;
+        }
+        if this.node.is_none() {
+            this.notify.state.write_point_at("enable", this.at);
+        }
+        this.attempt(None).is_ready()
+    }
+
+    /// After its scheduling point: notified (a permit taken, a `notify_waiters` since it was
+    /// made, or chosen by a `notify_one`), or queued with `waker` (kept, or replaced).
+    fn attempt(&mut self, waker: Option<&Waker>) -> Poll<()> {
+        if self.done {
             return Poll::Ready(());
         }
-        let state = &this.notify.state;
-        let ready = match &this.node {
+        let state = &self.notify.state;
+        let ready = match &self.node {
             None => {
-                std::task::ready!(state.poll_write_point_at("notified", this.at));
-                let generation = this.generation;
+                let generation = self.generation;
                 state.with_mut(|c| {
                     if c.generation != generation {
                         return None;
@@ -199,7 +234,7 @@ impl Future for Notified<'_> {
                     }
                     let node = Arc::new(Node {
                         woken: Mutex::new(None),
-                        waker: Mutex::new(Some(cx.waker().clone())),
+                        waker: Mutex::new(waker.cloned()),
                     });
                     c.waiters.push_back(node.clone());
                     Some(node)
@@ -209,7 +244,7 @@ impl Future for Notified<'_> {
                 let (ready, old) = state.with_mut(|_| match node.woken() {
                     Some(_) => (None, None),
                     None => {
-                        let old = lock(&node.waker).replace(cx.waker().clone());
+                        let old = waker.and_then(|w| lock(&node.waker).replace(w.clone()));
                         (Some(node.clone()), old)
                     }
                 });
@@ -220,18 +255,30 @@ impl Future for Notified<'_> {
         };
         match ready {
             None => {
-                this.done = true;
-                this.node = None;
+                self.done = true;
+                self.node = None;
                 Poll::Ready(())
             }
             Some(node) => {
-                this.node = Some(node);
-                this.notify
-                    .state
-                    .waiting_at("notified", "not notified", this.at);
+                self.node = Some(node);
+                if waker.is_some() {
+                    state.waiting_at("notified", "not notified", self.at);
+                }
                 Poll::Pending
             }
         }
+    }
+}
+
+impl Future for Notified<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        if !this.done && this.node.is_none() {
+            std::task::ready!(this.notify.state.poll_write_point_at("notified", this.at));
+        }
+        this.attempt(Some(cx.waker()))
     }
 }
 
@@ -249,8 +296,10 @@ impl Drop for Notified<'_> {
                 c.waiters.retain(|n| !Arc::ptr_eq(n, &node));
                 None
             }
-            // Chosen by `notify_one` but never completed: the next waiter gets it instead.
+            // Chosen by `notify_one` but never completed: the next waiter gets it instead
+            // (the last one, for `notify_last`).
             Some(Woken::One) => c.notify_one(),
+            Some(Woken::Last) => c.notify_last(),
             Some(Woken::All) => None,
         });
         if let Some(w) = forwarded {

@@ -181,6 +181,21 @@ impl<T> Receiver<T> {
         got
     }
 
+    /// Whether it has yielded its value or its error (polling it again would panic).
+    pub fn is_terminated(&self) -> bool {
+        self.terminated
+    }
+
+    /// Whether no value waits in the channel: none sent yet, the sender gone without one,
+    /// the channel closed, or the receiver terminated (a read of the channel, unless it is).
+    pub fn is_empty(&self) -> bool {
+        if self.terminated {
+            return true;
+        }
+        self.chan.seen.read_point_as("is_empty");
+        self.chan.seen.with(|s| *s != 1)
+    }
+
     fn take(&self) -> T {
         self.chan.seen.with_mut(|s| *s = 2);
         lock(&self.chan.value).take().expect("a sent value")

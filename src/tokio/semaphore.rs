@@ -258,7 +258,7 @@ impl Semaphore {
             acquire.await?;
             Ok(SemaphorePermit {
                 sem: self,
-                permits: n,
+                permits: n as usize,
             })
         }
     }
@@ -274,7 +274,7 @@ impl Semaphore {
         self.try_take(n as usize)?;
         Ok(SemaphorePermit {
             sem: self,
-            permits: n,
+            permits: n as usize,
         })
     }
 
@@ -291,7 +291,7 @@ impl Semaphore {
         self.acquire_n(n as usize).await?;
         Ok(OwnedSemaphorePermit {
             sem: self,
-            permits: n,
+            permits: n as usize,
         })
     }
 
@@ -309,7 +309,7 @@ impl Semaphore {
         self.try_take(n as usize)?;
         Ok(OwnedSemaphorePermit {
             sem: self,
-            permits: n,
+            permits: n as usize,
         })
     }
 
@@ -482,10 +482,12 @@ impl Future for Acquire<'_> {
                 })
             }
             Some(waiter) => this.sem.state.with_mut(|c| {
-                if waiter.needed.load(Relaxed) == 0 {
-                    Ok(None)
-                } else if c.closed {
+                // Closed fails it even when its permits were all handed to it before (tokio's
+                // looks at the semaphore's closed bit first); its drop gives them back.
+                if c.closed {
                     Err(AcquireError(()))
+                } else if waiter.needed.load(Relaxed) == 0 {
+                    Ok(None)
                 } else {
                     // The replaced waker is dropped later, outside the state's borrow.
                     stale = waiter.swap_waker(cx.waker());
@@ -545,10 +547,10 @@ impl Drop for Acquire<'_> {
 #[must_use]
 pub struct SemaphorePermit<'a> {
     sem: &'a Semaphore,
-    permits: u32,
+    permits: usize,
 }
 
-impl SemaphorePermit<'_> {
+impl<'a> SemaphorePermit<'a> {
     /// Keeps the permits from going back: the semaphore has that many fewer for good.
     pub fn forget(mut self) {
         self.permits = 0;
@@ -556,13 +558,53 @@ impl SemaphorePermit<'_> {
 
     /// How many permits it holds.
     pub fn num_permits(&self) -> usize {
-        self.permits as usize
+        self.permits
     }
+
+    /// Takes `other`'s permits into this one (nothing changes at the semaphore).
+    ///
+    /// # Panics
+    /// When `other` is from another semaphore, as tokio's.
+    pub fn merge(&mut self, mut other: Self) {
+        assert!(
+            std::ptr::eq(self.sem, other.sem),
+            "merging permits from different semaphore instances"
+        );
+        self.permits = merged(self.permits, std::mem::take(&mut other.permits));
+    }
+
+    /// `n` of its permits as a permit of their own, if it holds that many.
+    pub fn split(&mut self, n: usize) -> Option<Self> {
+        let n = split_off(&mut self.permits, n)?;
+        Some(SemaphorePermit {
+            sem: self.sem,
+            permits: n,
+        })
+    }
+
+    /// The semaphore it came from.
+    pub fn semaphore(&self) -> &'a Semaphore {
+        self.sem
+    }
+}
+
+/// Two permits' counts as one.
+fn merged(a: usize, b: usize) -> usize {
+    a.checked_add(b).expect("number of permits overflowed")
+}
+
+/// `n` taken from `permits`, if it holds that many.
+fn split_off(permits: &mut usize, n: usize) -> Option<usize> {
+    if n > *permits {
+        return None;
+    }
+    *permits -= n;
+    Some(n)
 }
 
 impl Drop for SemaphorePermit<'_> {
     fn drop(&mut self) {
-        self.sem.release(self.permits as usize);
+        self.sem.release(self.permits);
     }
 }
 
@@ -578,7 +620,7 @@ impl fmt::Debug for SemaphorePermit<'_> {
 #[must_use]
 pub struct OwnedSemaphorePermit {
     sem: Arc<Semaphore>,
-    permits: u32,
+    permits: usize,
 }
 
 impl OwnedSemaphorePermit {
@@ -589,18 +631,39 @@ impl OwnedSemaphorePermit {
 
     /// How many permits it holds.
     pub fn num_permits(&self) -> usize {
-        self.permits as usize
+        self.permits
     }
 
     /// The semaphore it came from.
     pub fn semaphore(&self) -> &Arc<Semaphore> {
         &self.sem
     }
+
+    /// Takes `other`'s permits into this one (nothing changes at the semaphore).
+    ///
+    /// # Panics
+    /// When `other` is from another semaphore, as tokio's.
+    pub fn merge(&mut self, mut other: Self) {
+        assert!(
+            Arc::ptr_eq(&self.sem, &other.sem),
+            "merging permits from different semaphore instances"
+        );
+        self.permits = merged(self.permits, std::mem::take(&mut other.permits));
+    }
+
+    /// `n` of its permits as a permit of their own, if it holds that many.
+    pub fn split(&mut self, n: usize) -> Option<Self> {
+        let n = split_off(&mut self.permits, n)?;
+        Some(OwnedSemaphorePermit {
+            sem: self.sem.clone(),
+            permits: n,
+        })
+    }
 }
 
 impl Drop for OwnedSemaphorePermit {
     fn drop(&mut self) {
-        self.sem.release(self.permits as usize);
+        self.sem.release(self.permits);
     }
 }
 

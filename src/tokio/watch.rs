@@ -328,6 +328,12 @@ impl<T> Receiver<T> {
         }
     }
 
+    /// Whether every sender is gone.
+    pub fn is_closed(&self) -> bool {
+        self.chan.meta.read_point_as("is_closed");
+        self.chan.meta.with(|m| m.senders == 0)
+    }
+
     /// Whether a value not seen yet is there; an error once every sender is gone.
     pub fn has_changed(&self) -> Result<bool, error::RecvError> {
         self.chan.meta.read_point_as("has_changed");

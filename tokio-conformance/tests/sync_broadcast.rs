@@ -659,7 +659,6 @@ async fn receiver_recv_is_cooperative() {
     }
 }
 
-#[cfg(any())] // not ported: needs broadcast::Sender::closed and Sender::new (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn broadcast_sender_closed() {
     let (tx, rx) = broadcast::channel::<()>(1);
@@ -677,7 +676,6 @@ async fn broadcast_sender_closed() {
     assert_ready!(task.poll());
 }
 
-#[cfg(any())] // not ported: needs broadcast::Sender::closed and Sender::new (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn broadcast_sender_closed_with_extra_subscribe() {
     let (tx, rx) = broadcast::channel::<()>(1);
@@ -712,7 +710,6 @@ async fn broadcast_sender_closed_with_extra_subscribe() {
     assert_ready!(task3.poll());
 }
 
-#[cfg(any())] // not ported: needs broadcast::Sender::closed and Sender::new (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn broadcast_sender_closed_in_waker() {
     use futures::task::ArcWake;
@@ -755,7 +752,6 @@ async fn broadcast_sender_closed_in_waker() {
     assert_ready!(closed.as_mut().poll(&mut cx));
 }
 
-#[cfg(any())] // not ported: needs broadcast::Sender::closed and Sender::new (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn broadcast_sender_new_must_be_closed() {
     let capacity = 1;

@@ -154,7 +154,6 @@ async fn async_send_recv_with_buffer() {
     assert_eq!(None, rx.recv().await);
 }
 
-#[cfg(any())] // not ported: needs mpsc recv_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn async_send_recv_many_with_buffer() {
@@ -239,7 +238,6 @@ async fn send_recv_unbounded() {
     assert!(rx.recv().await.is_none());
 }
 
-#[cfg(any())] // not ported: needs mpsc recv_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn send_recv_many_unbounded() {
     let (tx, mut rx) = mpsc::unbounded_channel::<i32>();
@@ -289,7 +287,6 @@ async fn send_recv_many_unbounded() {
     assert!(rx.recv().await.is_none());
 }
 
-#[cfg(any())] // not ported: needs mpsc recv_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn send_recv_many_bounded_capacity() {
@@ -332,7 +329,6 @@ async fn send_recv_many_bounded_capacity() {
     assert_eq!(expected, buffer);
 }
 
-#[cfg(any())] // not ported: needs mpsc recv_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn send_recv_many_unbounded_capacity() {
@@ -375,7 +371,6 @@ async fn send_recv_many_unbounded_capacity() {
     assert_eq!(expected, buffer);
 }
 
-#[cfg(any())] // not ported: needs mpsc recv_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn recv_many_with_non_empty_buffer_bounded_rx_closed_and_idle() {
     let (_tx, mut rx) = mpsc::channel::<i32>(1);
@@ -388,7 +383,6 @@ async fn recv_many_with_non_empty_buffer_bounded_rx_closed_and_idle() {
     assert_eq!(vec![1], buffer);
 }
 
-#[cfg(any())] // not ported: needs mpsc recv_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn recv_many_with_non_empty_buffer_unbounded_rx_closed_and_idle() {
     let (_tx, mut rx) = mpsc::unbounded_channel::<i32>();
@@ -510,7 +504,6 @@ async fn recv_close_gets_none_idle() {
     assert_err!(tx.send(1).await);
 }
 
-#[cfg(any())] // not ported: the facade's mpsc Permit is not Debug (tokio's is)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn recv_close_gets_none_reserved() {
@@ -594,7 +587,6 @@ async fn cancelled_reserve_many_wakes_closed_receiver() {
     assert_ready!(recv.poll());
 }
 
-#[cfg(any())] // not ported: the facade's mpsc Permit is not Debug (tokio's is)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn failed_reserve_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(1);
@@ -772,7 +764,6 @@ async fn try_reserve_many_edge_cases() {
     assert_err!(tx.reserve_many(0).await);
 }
 
-#[cfg(any())] // not ported: the facade's mpsc Permit is not Debug (tokio's is)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_reserve_fails() {
     let (tx, mut rx) = mpsc::channel(1);
@@ -941,7 +932,6 @@ async fn dropping_last_permit_wakes_closed_receiver() {
     assert_ready!(recv.poll());
 }
 
-#[cfg(any())] // not ported: needs mpsc try_reserve_owned (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn dropping_last_owned_permit_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(100);
@@ -985,7 +975,6 @@ async fn sending_last_permit_wakes_closed_receiver() {
     assert_ready!(recv.poll());
 }
 
-#[cfg(any())] // not ported: needs mpsc try_reserve_owned (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn sending_last_owned_permit_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(100);
@@ -1000,7 +989,6 @@ async fn sending_last_owned_permit_wakes_closed_receiver() {
     assert_ready!(recv.poll());
 }
 
-#[cfg(any())] // not ported: needs mpsc try_reserve_owned (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn releasing_last_owned_permit_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(100);
@@ -1030,7 +1018,6 @@ async fn dropping_rx_closes_channel() {
     assert_eq!(1, Arc::strong_count(&msg));
 }
 
-#[cfg(any())] // not ported: needs mpsc try_reserve_owned (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn dropping_rx_closes_channel_for_try() {
     let (tx, rx) = mpsc::channel(100);
@@ -1053,7 +1040,6 @@ async fn dropping_rx_closes_channel_for_try() {
     assert_eq!(1, Arc::strong_count(&msg));
 }
 
-#[cfg(any())] // not ported: needs mpsc try_reserve_owned (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn dropping_rx_drops_sender_wakers_outside_lock() {
     use futures::task::{noop_waker_ref, waker, ArcWake};
@@ -1303,7 +1289,6 @@ async fn try_recv_close_while_empty_unbounded() {
     assert_eq!(Err(TryRecvError::Disconnected), rx.try_recv());
 }
 
-#[cfg(any())] // not ported: needs mpsc send_timeout (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(feature = "full")]
 async fn recv_timeout() {
@@ -1329,8 +1314,8 @@ async fn recv_timeout() {
     );
 }
 
-#[cfg(any())] // not ported: needs mpsc send_timeout (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
+#[ignore = "the test body always runs inside a braid run, so there is no 'outside of a runtime' to panic in"]
 #[should_panic = "there is no reactor running, must be called from the context of a Tokio 1.x runtime"]
 #[cfg(not(target_family = "wasm"))] // wasm currently doesn't support unwinding
 async fn recv_timeout_panic() {

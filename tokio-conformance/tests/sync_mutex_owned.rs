@@ -127,7 +127,6 @@ async fn try_lock_owned() {
     assert!(g3.is_ok());
 }
 
-#[cfg(any())] // not ported: the facade's OwnedMutexGuard is not Debug
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn debug_format() {
     let s = "debug";

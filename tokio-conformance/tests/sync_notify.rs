@@ -38,7 +38,6 @@ async fn notify_multi_notified_one() {
     assert_pending!(notified2.poll());
 }
 
-#[cfg(any())] // not ported: needs Notify::notify_last (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notify_multi_notified_last() {
     let notify = Notify::new();
@@ -161,7 +160,6 @@ async fn notified_multi_notify_one_drop() {
     assert_pending!(notified3.poll());
 }
 
-#[cfg(any())] // not ported: needs Notify::notify_last (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn notified_multi_notify_last_drop() {
     let notify = Notify::new();
@@ -243,7 +241,6 @@ async fn test_notify_one_not_enabled() {
     assert_ready!(future.poll());
 }
 
-#[cfg(any())] // not ported: needs Notified::enable (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_notify_one_after_enable() {
     let notify = Notify::new();
@@ -256,7 +253,6 @@ async fn test_notify_one_after_enable() {
     future.enter(|_, fut| assert!(fut.enable()));
 }
 
-#[cfg(any())] // not ported: needs Notified::enable (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_poll_after_enable() {
     let notify = Notify::new();
@@ -266,7 +262,6 @@ async fn test_poll_after_enable() {
     assert_pending!(future.poll());
 }
 
-#[cfg(any())] // not ported: needs Notified::enable (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_enable_after_poll() {
     let notify = Notify::new();
@@ -276,7 +271,6 @@ async fn test_enable_after_poll() {
     future.enter(|_, fut| assert!(!fut.enable()));
 }
 
-#[cfg(any())] // not ported: needs Notified::enable (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn test_enable_consumes_permit() {
     let notify = Notify::new();

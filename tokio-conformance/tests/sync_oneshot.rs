@@ -289,7 +289,6 @@ async fn sender_changes_task() {
     assert_ready!(task2.enter(|cx, _| tx.poll_closed(cx)));
 }
 
-#[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_terminated_send() {
     let (tx, mut rx) = oneshot::channel::<i32>();
@@ -314,7 +313,6 @@ async fn receiver_is_terminated_send() {
     );
 }
 
-#[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_terminated_try_recv() {
     let (tx, mut rx) = oneshot::channel::<i32>();
@@ -338,7 +336,6 @@ async fn receiver_is_terminated_try_recv() {
     );
 }
 
-#[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_terminated_drop() {
     let (tx, mut rx) = oneshot::channel::<i32>();
@@ -363,7 +360,6 @@ async fn receiver_is_terminated_drop() {
     );
 }
 
-#[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_terminated_rx_close() {
     let (_tx, mut rx) = oneshot::channel::<i32>();
@@ -387,7 +383,6 @@ async fn receiver_is_terminated_rx_close() {
     );
 }
 
-#[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_empty_send() {
     let (tx, mut rx) = oneshot::channel::<i32>();
@@ -403,7 +398,6 @@ async fn receiver_is_empty_send() {
     assert!(rx.is_empty(), "channel IS empty after value is read");
 }
 
-#[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_empty_try_recv() {
     let (tx, mut rx) = oneshot::channel::<i32>();
@@ -418,7 +412,6 @@ async fn receiver_is_empty_try_recv() {
     assert!(rx.is_empty(), "channel IS empty after value is read");
 }
 
-#[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_empty_drop() {
     let (tx, mut rx) = oneshot::channel::<i32>();
@@ -434,7 +427,6 @@ async fn receiver_is_empty_drop() {
     assert!(rx.is_empty(), "channel IS empty after value is read");
 }
 
-#[cfg(any())] // not ported: needs oneshot::Receiver::is_empty / is_terminated (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_empty_rx_close() {
     let (_tx, mut rx) = oneshot::channel::<i32>();

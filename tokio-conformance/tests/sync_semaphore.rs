@@ -220,7 +220,6 @@ async fn forget_closed() {
     }
 }
 
-#[cfg(any())] // not ported: needs SemaphorePermit::merge / split / semaphore (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn merge() {
     let sem = Arc::new(Semaphore::new(3));
@@ -235,7 +234,6 @@ async fn merge() {
     assert_eq!(sem.available_permits(), 3);
 }
 
-#[cfg(any())] // not ported: needs SemaphorePermit::merge / split / semaphore (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(not(target_family = "wasm"))] // No stack unwinding on wasm targets
 #[should_panic]
@@ -247,7 +245,6 @@ async fn merge_unrelated_permits() {
     p1.merge(p2);
 }
 
-#[cfg(any())] // not ported: needs SemaphorePermit::merge / split / semaphore (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn split() {
     let sem = Semaphore::new(5);
@@ -274,7 +271,6 @@ async fn split() {
     assert_eq!(sem.available_permits(), 5);
 }
 
-#[cfg(any())] // not ported: needs SemaphorePermit::merge / split / semaphore (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn permit_semaphore() {
     let sem = Semaphore::new(1);
@@ -468,7 +464,6 @@ async fn blocking_acquire_many_owned_in_async_context() {
     let _permit = sem.blocking_acquire_many_owned(1);
 }
 
-#[cfg(any())] // not ported: needs SemaphorePermit::merge / split / semaphore (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(target_pointer_width = "64")]
 async fn merge_many_permits() {

@@ -90,7 +90,6 @@ async fn forget() {
     assert!(sem.try_acquire_owned().is_err());
 }
 
-#[cfg(any())] // not ported: needs OwnedSemaphorePermit::merge / split (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn merge() {
     let sem = Arc::new(Semaphore::new(3));
@@ -105,7 +104,6 @@ async fn merge() {
     assert_eq!(sem.available_permits(), 3);
 }
 
-#[cfg(any())] // not ported: needs OwnedSemaphorePermit::merge / split (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(not(target_family = "wasm"))] // No stack unwinding on wasm targets
 #[should_panic]
@@ -134,7 +132,6 @@ async fn acquire_many_owned_top_bit_exceeds_maxpermits() {
     let _ = tokio_test::task::spawn(s.acquire_many_owned(1_u32 << 31)).poll();
 }
 
-#[cfg(any())] // not ported: needs OwnedSemaphorePermit::merge / split (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn split() {
     let sem = Arc::new(Semaphore::new(5));
@@ -184,7 +181,6 @@ async fn stress_test() {
     assert!(sem.try_acquire_owned().is_err());
 }
 
-#[cfg(any())] // not ported: needs OwnedSemaphorePermit::merge / split (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg(target_pointer_width = "64")]
 async fn merge_many_permits_owned() {

@@ -494,7 +494,6 @@ async fn has_changed_errors_on_closed_channel_with_seen_value() {
         .expect_err("`has_changed` returns an error if and only if channel is closed.");
 }
 
-#[cfg(any())] // not ported: needs watch::Receiver::is_closed (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn receiver_is_closed_after_all_senders_are_dropped() {
     let (tx, rx) = watch::channel("A");

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::chan::{Chan, ClosedWait};
-use super::error::{SendError, TryRecvError, TrySendError};
+use super::error::{SendError, SendTimeoutError, TryRecvError, TrySendError};
 use crate::tokio::semaphore::{Semaphore, TryAcquireError};
 
 /// A channel of at most `buffer` queued messages (named `channel#1`, ... in traces).
@@ -82,6 +82,23 @@ impl<T> Sender<T> {
         }
     }
 
+    /// Sends `value`, waiting at most `timeout` for a slot (tokio's: a `reserve` under a
+    /// `timeout`); the value comes back in the error.
+    pub async fn send_timeout(
+        &self,
+        value: T,
+        timeout: std::time::Duration,
+    ) -> Result<(), SendTimeoutError<T>> {
+        match crate::tokio::time::timeout(timeout, self.reserve()).await {
+            Err(_) => Err(SendTimeoutError::Timeout(value)),
+            Ok(Err(_)) => Err(SendTimeoutError::Closed(value)),
+            Ok(Ok(permit)) => {
+                permit.send(value);
+                Ok(())
+            }
+        }
+    }
+
     /// Waits for a slot and holds it: the [`Permit`] sends without waiting, or gives the slot
     /// back when dropped.
     pub async fn reserve(&self) -> Result<Permit<'_, T>, SendError<()>> {
@@ -118,6 +135,20 @@ impl<T> Sender<T> {
         }
         self.chan.reserve_slot(1);
         Ok(OwnedPermit { sender: Some(self) })
+    }
+
+    /// [`try_reserve`](Self::try_reserve), the permit owning the sender (given back in the
+    /// error when no slot is free, or the channel is closed).
+    pub fn try_reserve_owned(self) -> Result<OwnedPermit<T>, TrySendError<Self>> {
+        self.slots().state_write_point();
+        match self.slots().try_take(1) {
+            Ok(()) => {
+                self.chan.reserve_slot(1);
+                Ok(OwnedPermit { sender: Some(self) })
+            }
+            Err(TryAcquireError::NoPermits) => Err(TrySendError::Full(self)),
+            Err(TryAcquireError::Closed) => Err(TrySendError::Closed(self)),
+        }
     }
 
     /// Waits until the receiver closes the channel or is gone.
@@ -199,6 +230,12 @@ impl<T> Drop for Permit<'_, T> {
     }
 }
 
+impl<T> fmt::Debug for Permit<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Permit").finish_non_exhaustive()
+    }
+}
+
 /// A slot held by [`Sender::reserve_owned`], owning its sender.
 pub struct OwnedPermit<T> {
     sender: Option<Sender<T>>,
@@ -264,6 +301,30 @@ impl<T> Receiver<T> {
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
         self.chan.state.write_point_as("poll_recv");
         self.chan.poll_recv(cx, None)
+    }
+
+    /// Waits for messages and appends up to `limit` of those queued to `buffer`: how many, 0
+    /// once every sender is gone (or the channel was closed) and nothing is queued, or for a
+    /// limit of 0.
+    #[track_caller]
+    pub fn recv_many<'a>(
+        &'a mut self,
+        buffer: &'a mut Vec<T>,
+        limit: usize,
+    ) -> impl std::future::Future<Output = usize> + 'a {
+        self.chan
+            .recv_many(buffer, limit, std::panic::Location::caller())
+    }
+
+    /// Polls for messages, as `recv_many` (each poll a scheduling point).
+    pub fn poll_recv_many(
+        &mut self,
+        cx: &mut Context<'_>,
+        buffer: &mut Vec<T>,
+        limit: usize,
+    ) -> Poll<usize> {
+        self.chan.state.write_point_as("poll_recv_many");
+        self.chan.poll_recv_many(cx, buffer, limit, None)
     }
 
     /// Closes the channel: sends fail from now on, waiting ones included; what is queued (and

@@ -186,25 +186,75 @@ impl<T> Chan<T> {
         std::future::poll_fn(|cx| self.poll_recv(cx, Some(at))).await
     }
 
-    /// The receiver's attempt: a message, the end, or its waker stored.
+    /// The receiver's attempt, for a unit of budget: a message, the end, or its waker stored.
     pub(super) fn poll_recv(
         &self,
         cx: &mut Context<'_>,
         at: Option<&'static Location<'static>>,
     ) -> Poll<Option<T>> {
         let coop = std::task::ready!(crate::tokio::coop::poll_proceed(cx));
+        coop.settle(self.attempt(cx, at))
+    }
+
+    /// Waits for messages, for a receiver's `recv_many` called at `at`: a scheduling point,
+    /// then its attempts.
+    pub(super) async fn recv_many(
+        &self,
+        buffer: &mut Vec<T>,
+        limit: usize,
+        at: &'static Location<'static>,
+    ) -> usize {
+        std::future::poll_fn(|_| self.state.poll_write_point_at("recv_many", Some(at))).await;
+        std::future::poll_fn(|cx| self.poll_recv_many(cx, buffer, limit, Some(at))).await
+    }
+
+    /// `recv_many`'s attempt, for one unit of budget (tokio's): up to `limit` of the messages
+    /// queued now, appended to `buffer` (how many: 0 once the channel has ended, or for a limit
+    /// of 0), or its waker stored while none is.
+    pub(super) fn poll_recv_many(
+        &self,
+        cx: &mut Context<'_>,
+        buffer: &mut Vec<T>,
+        limit: usize,
+        at: Option<&'static Location<'static>>,
+    ) -> Poll<usize> {
+        let coop = std::task::ready!(crate::tokio::coop::poll_proceed(cx));
+        if limit == 0 {
+            coop.made_progress();
+            return Poll::Ready(0);
+        }
+        let first = std::task::ready!(self.attempt(cx, at));
+        coop.made_progress();
+        let Some(first) = first else {
+            return Poll::Ready(0);
+        };
+        buffer.push(first);
+        let mut received = 1;
+        while received < limit {
+            let Ok(v) = self.pop() else { break };
+            self.free_slot();
+            buffer.push(v);
+            received += 1;
+        }
+        Poll::Ready(received)
+    }
+
+    /// A receive's attempt: a message, the end, or its waker stored.
+    fn attempt(
+        &self,
+        cx: &mut Context<'_>,
+        at: Option<&'static Location<'static>>,
+    ) -> Poll<Option<T>> {
         let idle = self.idle();
         let empty = match self.pop() {
             Ok(v) => {
                 self.free_slot();
-                coop.made_progress();
                 return Poll::Ready(Some(v));
             }
             Err(empty) => empty,
         };
         let closed = self.nobody_sends(empty.rx_closed);
         if closed && empty.unreserved && idle {
-            coop.made_progress();
             return Poll::Ready(None);
         }
         let stale = self.rx_waker.with_mut(|w| w.0.replace(cx.waker().clone()));

@@ -64,6 +64,44 @@ impl<T> From<SendError<T>> for TrySendError<T> {
     }
 }
 
+/// Why `send_timeout` did not send; the value comes back.
+#[derive(PartialEq, Eq, Clone, Copy)]
+pub enum SendTimeoutError<T> {
+    /// No slot came free before the timeout.
+    Timeout(T),
+    /// The receiver closed the channel or is gone.
+    Closed(T),
+}
+
+impl<T> SendTimeoutError<T> {
+    /// The value that was not sent.
+    pub fn into_inner(self) -> T {
+        match self {
+            SendTimeoutError::Timeout(v) | SendTimeoutError::Closed(v) => v,
+        }
+    }
+}
+
+impl<T> fmt::Debug for SendTimeoutError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SendTimeoutError::Timeout(_) => f.write_str("Timeout(..)"),
+            SendTimeoutError::Closed(_) => f.write_str("Closed(..)"),
+        }
+    }
+}
+
+impl<T> fmt::Display for SendTimeoutError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SendTimeoutError::Timeout(_) => f.write_str("timed out waiting on send operation"),
+            SendTimeoutError::Closed(_) => f.write_str("channel closed"),
+        }
+    }
+}
+
+impl<T> std::error::Error for SendTimeoutError<T> {}
+
 /// Why `try_recv` got nothing.
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
 pub enum TryRecvError {

@@ -115,6 +115,30 @@ impl<T> UnboundedReceiver<T> {
         self.chan.poll_recv(cx, None)
     }
 
+    /// Waits for messages and appends up to `limit` of those queued to `buffer`: how many, 0
+    /// once every sender is gone (or the channel was closed) and nothing is queued, or for a
+    /// limit of 0.
+    #[track_caller]
+    pub fn recv_many<'a>(
+        &'a mut self,
+        buffer: &'a mut Vec<T>,
+        limit: usize,
+    ) -> impl std::future::Future<Output = usize> + 'a {
+        self.chan
+            .recv_many(buffer, limit, std::panic::Location::caller())
+    }
+
+    /// Polls for messages, as `recv_many` (each poll a scheduling point).
+    pub fn poll_recv_many(
+        &mut self,
+        cx: &mut Context<'_>,
+        buffer: &mut Vec<T>,
+        limit: usize,
+    ) -> Poll<usize> {
+        self.chan.state.write_point_as("poll_recv_many");
+        self.chan.poll_recv_many(cx, buffer, limit, None)
+    }
+
     /// Closes the channel: sends fail from now on; what is queued can still be received.
     pub fn close(&mut self) {
         self.chan.state.write_point_as("close");
