@@ -303,8 +303,8 @@ pub mod sync {
     /// while full) or unbounded.
     pub mod mpsc {
         pub use crate::tokio::mpsc::{
-            channel, error, unbounded_channel, OwnedPermit, Permit, Receiver, Sender,
-            UnboundedReceiver, UnboundedSender,
+            channel, error, unbounded_channel, OwnedPermit, Permit, PermitIterator, Receiver,
+            Sender, UnboundedReceiver, UnboundedSender,
         };
     }
 

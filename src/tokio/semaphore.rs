@@ -117,9 +117,9 @@ pub struct Semaphore {
     state: Shared<Core>,
     /// What its operations are called in traces and deadlocks (by what it serves).
     verbs: Verbs,
-    /// Woken whenever permits come back (a bounded channel's closed receiver, waiting for
-    /// its slots to go idle).
-    on_release: Mutex<Option<Waker>>,
+    /// Woken once permits come back and that many are free (a bounded channel's closed
+    /// receiver, waiting for all its slots to be free).
+    on_release: Mutex<Option<(Waker, usize)>>,
 }
 
 /// A semaphore's operations in its user's words: a mutex's acquire is a "lock", a bounded
@@ -396,14 +396,21 @@ impl Semaphore {
         self.state.with(|c| c.permits)
     }
 
-    /// Wakes `waker` the next time permits come back.
+    /// Wakes the waker [`notify_release`](Self::notify_release) keeps, if as many permits
+    /// as it waits for are free now.
     pub(crate) fn wake_on_release(&self) {
-        let waker = self
-            .on_release
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(w) = waker {
+        let free = self.free_now();
+        let waker = {
+            let mut slot = self
+                .on_release
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            match &*slot {
+                Some((_, when_free)) if free >= *when_free => slot.take(),
+                _ => None,
+            }
+        };
+        if let Some((w, _)) = waker {
             w.wake();
         }
     }
@@ -418,13 +425,14 @@ impl Semaphore {
         drop(stale);
     }
 
-    /// Has `waker` woken the next time permits come back.
-    pub(crate) fn notify_release(&self, waker: &Waker) {
+    /// Has `waker` woken once permits come back and `when_free` are free (tokio wakes a
+    /// closed channel's receiver only once its slots are all free).
+    pub(crate) fn notify_release(&self, waker: &Waker, when_free: usize) {
         let stale = self
             .on_release
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .replace(waker.clone());
+            .replace((waker.clone(), when_free));
         drop(stale);
     }
 }

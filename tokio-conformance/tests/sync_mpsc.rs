@@ -533,7 +533,6 @@ async fn recv_close_gets_none_reserved() {
     assert!(rx.recv().await.is_none());
 }
 
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn failed_reserve_many_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(2);
@@ -562,7 +561,6 @@ async fn failed_reserve_many_wakes_closed_receiver() {
     assert_ready!(recv.poll());
 }
 
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn cancelled_reserve_many_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(2);
@@ -687,7 +685,6 @@ async fn try_send_fail_with_try_recv() {
     assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
 }
 
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reserve_many_above_cap() {
     const MAX_PERMITS: usize = tokio::sync::Semaphore::MAX_PERMITS;
@@ -698,7 +695,6 @@ async fn reserve_many_above_cap() {
     assert_err!(tx.reserve_many(usize::MAX).await);
 }
 
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_reserve_many_zero() {
     let (tx, rx) = mpsc::channel::<()>(1);
@@ -719,7 +715,6 @@ async fn try_reserve_many_zero() {
     );
 }
 
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reserve_many_zero() {
     let (tx, rx) = mpsc::channel::<()>(1);
@@ -737,7 +732,6 @@ async fn reserve_many_zero() {
     assert_err!(tx.reserve_many(0).await);
 }
 
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_reserve_many_edge_cases() {
     const MAX_PERMITS: usize = tokio::sync::Semaphore::MAX_PERMITS;
@@ -787,7 +781,6 @@ async fn try_reserve_fails() {
     let _permit = tx.try_reserve().unwrap();
 }
 
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reserve_many_and_send() {
     let (tx, mut rx) = mpsc::channel(100);
@@ -799,7 +792,6 @@ async fn reserve_many_and_send() {
         assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
     }
 }
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_reserve_many_and_send() {
     let (tx, mut rx) = mpsc::channel(100);
@@ -812,7 +804,6 @@ async fn try_reserve_many_and_send() {
     }
 }
 
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn reserve_many_on_closed_channel() {
     let (tx, rx) = mpsc::channel::<()>(100);
@@ -820,7 +811,6 @@ async fn reserve_many_on_closed_channel() {
     assert_err!(tx.reserve_many(10).await);
 }
 
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn try_reserve_many_on_closed_channel() {
     let (tx, rx) = mpsc::channel::<usize>(100);
@@ -831,7 +821,6 @@ async fn try_reserve_many_on_closed_channel() {
     };
 }
 
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 #[cfg_attr(miri, ignore)] // Too slow on miri.
 async fn try_reserve_many_full() {
@@ -893,7 +882,6 @@ async fn drop_permit_releases_permit() {
     assert_ready_ok!(reserve2.poll());
 }
 
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn drop_permit_iterator_releases_permits() {
     // poll_ready reserves capacity, ensure that the capacity is released if tx
@@ -946,7 +934,6 @@ async fn dropping_last_owned_permit_wakes_closed_receiver() {
     assert_ready!(recv.poll());
 }
 
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn dropping_last_permit_iterator_wakes_closed_receiver() {
     let (tx, mut rx) = mpsc::channel::<()>(100);
@@ -1004,7 +991,6 @@ async fn releasing_last_owned_permit_wakes_closed_receiver() {
     drop(inert_sender);
 }
 
-#[cfg(any())] // not ported: needs mpsc reserve_many / try_reserve_many (absent from the facade)
 #[braid::test(runs = 100, time = 1, clock_jumps = 0)]
 async fn dropping_rx_closes_channel() {
     let (tx, rx) = mpsc::channel(100);

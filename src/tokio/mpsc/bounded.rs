@@ -112,6 +112,37 @@ impl<T> Sender<T> {
         })
     }
 
+    /// Waits for `n` slots and holds them: the [`PermitIterator`] yields a [`Permit`] for
+    /// each. Fails at once when `n` is more than the channel's bound.
+    pub async fn reserve_many(&self, n: usize) -> Result<PermitIterator<'_, T>, SendError<()>> {
+        if n > self.max_capacity() || self.slots().acquire_n(n).await.is_err() {
+            return Err(SendError(()));
+        }
+        Ok(self.permits(n))
+    }
+
+    /// `n` slots if they are free now (`Full` when `n` is more than the channel's bound).
+    pub fn try_reserve_many(&self, n: usize) -> Result<PermitIterator<'_, T>, TrySendError<()>> {
+        if n > self.max_capacity() {
+            return Err(TrySendError::Full(()));
+        }
+        self.slots().state_write_point();
+        match self.slots().try_take(n) {
+            Ok(()) => Ok(self.permits(n)),
+            Err(TryAcquireError::NoPermits) => Err(TrySendError::Full(())),
+            Err(TryAcquireError::Closed) => Err(TrySendError::Closed(())),
+        }
+    }
+
+    /// `n` slots just taken, held as permits.
+    fn permits(&self, n: usize) -> PermitIterator<'_, T> {
+        self.chan.reserve_slot(n as isize);
+        PermitIterator {
+            chan: &self.chan,
+            n,
+        }
+    }
+
     /// A slot if one is free now.
     pub fn try_reserve(&self) -> Result<Permit<'_, T>, TrySendError<()>> {
         self.slots().state_write_point();
@@ -233,6 +264,49 @@ impl<T> Drop for Permit<'_, T> {
 impl<T> fmt::Debug for Permit<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit").finish_non_exhaustive()
+    }
+}
+
+/// Slots held by [`Sender::reserve_many`]: each `next` is a [`Permit`] for one of them;
+/// dropping it gives back those not taken.
+pub struct PermitIterator<'a, T> {
+    chan: &'a Chan<T>,
+    n: usize,
+}
+
+impl<'a, T> Iterator for PermitIterator<'a, T> {
+    type Item = Permit<'a, T>;
+
+    fn next(&mut self) -> Option<Permit<'a, T>> {
+        self.n = self.n.checked_sub(1)?;
+        Some(Permit {
+            chan: self.chan,
+            used: false,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.n, Some(self.n))
+    }
+}
+
+impl<T> ExactSizeIterator for PermitIterator<'_, T> {}
+
+impl<T> Drop for PermitIterator<'_, T> {
+    fn drop(&mut self) {
+        if self.n > 0 && sim::engine_running() {
+            self.chan.state.write_point_as("drop permits");
+            self.chan.reserve_slot(-(self.n as isize));
+            self.chan.free_slots(self.n);
+        }
+    }
+}
+
+impl<T> fmt::Debug for PermitIterator<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PermitIterator")
+            .field("n", &self.n)
+            .finish_non_exhaustive()
     }
 }
 

@@ -174,8 +174,13 @@ impl<T> Chan<T> {
 
     /// Gives a slot back (a message received, or a reservation dropped).
     pub(super) fn free_slot(&self) {
+        self.free_slots(1);
+    }
+
+    /// Gives `n` slots back at once (the permits a `reserve_many` left unused).
+    pub(super) fn free_slots(&self, n: usize) {
         if let Some(slots) = &self.slots {
-            slots.release(1);
+            slots.release(n);
         }
     }
 
@@ -262,7 +267,7 @@ impl<T> Chan<T> {
         if closed {
             if let Some(slots) = &self.slots {
                 // Closed, its slots still in use: one coming back may leave it drained.
-                slots.notify_release(cx.waker());
+                slots.notify_release(cx.waker(), self.capacity);
             }
         }
         // Outside the state's borrow: a waker's drop may reach this channel again.

@@ -6,5 +6,5 @@ mod chan;
 pub mod error;
 mod unbounded;
 
-pub use bounded::{channel, OwnedPermit, Permit, Receiver, Sender};
+pub use bounded::{channel, OwnedPermit, Permit, PermitIterator, Receiver, Sender};
 pub use unbounded::{unbounded_channel, UnboundedReceiver, UnboundedSender};
