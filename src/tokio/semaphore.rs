@@ -399,14 +399,14 @@ impl Semaphore {
     /// Wakes the waker [`notify_release`](Self::notify_release) keeps, if as many permits
     /// as it waits for are free now.
     pub(crate) fn wake_on_release(&self) {
-        let free = self.free_now();
         let waker = {
             let mut slot = self
                 .on_release
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
+            // The free count is read only when somebody waits (not on every release).
             match &*slot {
-                Some((_, when_free)) if free >= *when_free => slot.take(),
+                Some((_, when_free)) if self.free_now() >= *when_free => slot.take(),
                 _ => None,
             }
         };

@@ -71,15 +71,21 @@ impl<T> Sender<T> {
     /// Sends `value` if a slot is free now: `Full` when none is, `Closed` when the receiver
     /// closed the channel or is gone.
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
-        self.slots().state_write_point();
-        match self.slots().try_take(1) {
-            Ok(()) => {
-                self.chan.state.write_point_as("try_send");
-                self.chan.push(value, false).map_err(TrySendError::Closed)
-            }
-            Err(TryAcquireError::NoPermits) => Err(TrySendError::Full(value)),
-            Err(TryAcquireError::Closed) => Err(TrySendError::Closed(value)),
+        if let Err(e) = self.try_take_slots(1) {
+            return Err(e.with(value));
         }
+        self.chan.state.write_point_as("try_send");
+        self.chan.push(value, false).map_err(TrySendError::Closed)
+    }
+
+    /// Takes `n` slots if they are free now (after the slots' scheduling point): `Full` when
+    /// they are not, `Closed` when the receiver closed the channel or is gone.
+    fn try_take_slots(&self, n: usize) -> Result<(), TrySendError<()>> {
+        self.slots().state_write_point();
+        self.slots().try_take(n).map_err(|e| match e {
+            TryAcquireError::NoPermits => TrySendError::Full(()),
+            TryAcquireError::Closed => TrySendError::Closed(()),
+        })
     }
 
     /// Sends `value`, waiting at most `timeout` for a slot (tokio's: a `reserve` under a
@@ -126,12 +132,8 @@ impl<T> Sender<T> {
         if n > self.max_capacity() {
             return Err(TrySendError::Full(()));
         }
-        self.slots().state_write_point();
-        match self.slots().try_take(n) {
-            Ok(()) => Ok(self.permits(n)),
-            Err(TryAcquireError::NoPermits) => Err(TrySendError::Full(())),
-            Err(TryAcquireError::Closed) => Err(TrySendError::Closed(())),
-        }
+        self.try_take_slots(n)?;
+        Ok(self.permits(n))
     }
 
     /// `n` slots just taken, held as permits.
@@ -145,18 +147,12 @@ impl<T> Sender<T> {
 
     /// A slot if one is free now.
     pub fn try_reserve(&self) -> Result<Permit<'_, T>, TrySendError<()>> {
-        self.slots().state_write_point();
-        match self.slots().try_take(1) {
-            Ok(()) => {
-                self.chan.reserve_slot(1);
-                Ok(Permit {
-                    chan: &self.chan,
-                    used: false,
-                })
-            }
-            Err(TryAcquireError::NoPermits) => Err(TrySendError::Full(())),
-            Err(TryAcquireError::Closed) => Err(TrySendError::Closed(())),
-        }
+        self.try_take_slots(1)?;
+        self.chan.reserve_slot(1);
+        Ok(Permit {
+            chan: &self.chan,
+            used: false,
+        })
     }
 
     /// [`reserve`](Self::reserve), the permit owning the sender.
@@ -171,15 +167,11 @@ impl<T> Sender<T> {
     /// [`try_reserve`](Self::try_reserve), the permit owning the sender (given back in the
     /// error when no slot is free, or the channel is closed).
     pub fn try_reserve_owned(self) -> Result<OwnedPermit<T>, TrySendError<Self>> {
-        self.slots().state_write_point();
-        match self.slots().try_take(1) {
-            Ok(()) => {
-                self.chan.reserve_slot(1);
-                Ok(OwnedPermit { sender: Some(self) })
-            }
-            Err(TryAcquireError::NoPermits) => Err(TrySendError::Full(self)),
-            Err(TryAcquireError::Closed) => Err(TrySendError::Closed(self)),
+        if let Err(e) = self.try_take_slots(1) {
+            return Err(e.with(self));
         }
+        self.chan.reserve_slot(1);
+        Ok(OwnedPermit { sender: Some(self) })
     }
 
     /// Waits until the receiver closes the channel or is gone.

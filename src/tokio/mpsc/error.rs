@@ -36,6 +36,14 @@ impl<T> TrySendError<T> {
             TrySendError::Full(v) | TrySendError::Closed(v) => v,
         }
     }
+
+    /// The same reason, giving back `value` instead.
+    pub(super) fn with<U>(self, value: U) -> TrySendError<U> {
+        match self {
+            TrySendError::Full(_) => TrySendError::Full(value),
+            TrySendError::Closed(_) => TrySendError::Closed(value),
+        }
+    }
 }
 
 impl<T> fmt::Debug for TrySendError<T> {

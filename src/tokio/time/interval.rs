@@ -10,10 +10,7 @@ use std::time::Duration;
 
 use sim::time::Instant;
 
-use super::sleep::{sleep_until, Sleep};
-
-/// Longer than any run: tokio's cap on a period or a reset's delay (roughly 30 years).
-const CAP: Duration = Duration::from_secs(86_400 * 365 * 30);
+use super::sleep::{sleep_until, Sleep, FAR};
 
 /// Ticks every `period`, the first tick at once.
 ///
@@ -34,7 +31,7 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
     assert!(period > Duration::ZERO, "`period` must be non-zero.");
     Interval {
         delay: sleep_until(start),
-        period: period.min(CAP),
+        period: period.min(FAR),
         missed_tick_behavior: MissedTickBehavior::default(),
     }
 }
@@ -107,7 +104,7 @@ impl Interval {
 
     /// The next tick `after` from now.
     pub fn reset_after(&mut self, after: Duration) {
-        self.reset_at(Instant::now() + after.min(CAP));
+        self.reset_at(Instant::now() + after.min(FAR));
     }
 
     /// The next tick at `deadline`.

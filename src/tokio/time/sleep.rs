@@ -11,18 +11,24 @@ use sim::time::Instant;
 
 use crate::tokio::coop;
 
+/// Longer than any run: tokio's cap on a delay (roughly 30 years).
+pub(super) const FAR: Duration = Duration::from_secs(86_400 * 365 * 30);
+
 /// Waits until `duration` of virtual time has passed from now.
 pub fn sleep(duration: Duration) -> Sleep {
+    checked_sleep(duration).unwrap_or_else(|| sleep_until(Instant::now() + FAR))
+}
+
+/// [`sleep`], or `None` when its deadline is past the clock's range (tokio's `sleep` then
+/// waits 30 years; its `timeout` never times out).
+pub(super) fn checked_sleep(duration: Duration) -> Option<Sleep> {
     // Outside a run there is no clock yet: the deadline then counts from the first poll.
     match sim::engine_running() {
-        true => match Instant::now().checked_add(duration) {
-            Some(deadline) => sleep_until(deadline),
-            None => Sleep::far_future(),
-        },
-        false => Sleep {
+        true => Instant::now().checked_add(duration).map(sleep_until),
+        false => Some(Sleep {
             inner: sim::time::sleep(duration),
             after: duration,
-        },
+        }),
     }
 }
 
@@ -44,11 +50,6 @@ pub struct Sleep {
 }
 
 impl Sleep {
-    /// A sleep that never ends in any run (tokio's deadline for a duration that overflows).
-    fn far_future() -> Sleep {
-        sleep_until(Instant::now() + Duration::from_secs(86_400 * 365 * 30))
-    }
-
     /// When it ends.
     pub fn deadline(&self) -> Instant {
         self.inner

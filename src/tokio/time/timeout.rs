@@ -9,20 +9,16 @@ use std::time::Duration;
 
 use sim::time::{Elapsed, Instant};
 
-use super::sleep::{sleep_until, Sleep};
+use super::sleep::{checked_sleep, sleep_until, Sleep};
 use crate::tokio::coop;
 
 /// Runs `future` with a deadline `duration` from now: `Err(Elapsed)` if the deadline comes
 /// first (the future is dropped with the `Timeout`). A duration past the clock's range never
 /// times out.
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-    let deadline = match sim::engine_running() {
-        true => Instant::now().checked_add(duration).map(sleep_until),
-        false => Some(super::sleep(duration)),
-    };
     Timeout {
         value: future.into_future(),
-        delay: deadline,
+        delay: checked_sleep(duration),
     }
 }
 
