@@ -198,7 +198,11 @@ impl<T> Chan<T> {
         at: Option<&'static Location<'static>>,
     ) -> Poll<Option<T>> {
         let coop = std::task::ready!(crate::tokio::coop::poll_proceed(cx));
-        coop.settle(self.attempt(cx, at))
+        let got = self.attempt(cx, at);
+        if let Poll::Ready(Some(_)) = got {
+            self.free_slot();
+        }
+        coop.settle(got)
     }
 
     /// Waits for messages, for a receiver's `recv_many` called at `at`: a scheduling point,
@@ -237,14 +241,16 @@ impl<T> Chan<T> {
         let mut received = 1;
         while received < limit {
             let Ok(v) = self.pop() else { break };
-            self.free_slot();
             buffer.push(v);
             received += 1;
         }
+        // Their slots come back at once, as tokio's (one release, not one per message).
+        self.free_slots(received);
         Poll::Ready(received)
     }
 
-    /// A receive's attempt: a message, the end, or its waker stored.
+    /// A receive's attempt: a message (its slot still to be given back), the end, or its
+    /// waker stored.
     fn attempt(
         &self,
         cx: &mut Context<'_>,
@@ -252,10 +258,7 @@ impl<T> Chan<T> {
     ) -> Poll<Option<T>> {
         let idle = self.idle();
         let empty = match self.pop() {
-            Ok(v) => {
-                self.free_slot();
-                return Poll::Ready(Some(v));
-            }
+            Ok(v) => return Poll::Ready(Some(v)),
             Err(empty) => empty,
         };
         let closed = self.nobody_sends(empty.rx_closed);
